@@ -1,0 +1,132 @@
+"""Graph-level IR (the Relax subset the course uses): tensors flowing between kernel calls.
+
+A graph ``Function`` is a list of dataflow blocks; each binding assigns the result of one ``Call`` to a
+``GraphVar``. Calls are ``call_tir`` (a PrimFunc of the same module, destination passing),
+``call_dps_packed`` (a registered Python function or a PrimFunc by name) or a high-level op (``dense``,
+``relu``, ...) that ``Legalize`` turns into ``call_tir``. Shapes may hold symbolic dims (``ir.Var``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.expr import IntImm, PrimExpr, Var
+
+Dim = int | Var
+
+
+class TensorType:
+    """``R.Tensor(shape, dtype)``: the static type of a graph value (dims are ints or symbolic Vars)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype: str = "float32"):
+        dims = []
+        for d in shape:
+            if isinstance(d, IntImm):
+                d = d.value
+            if isinstance(d, (np.integer,)):
+                d = int(d)
+            if not isinstance(d, (int, Var)):
+                raise TypeError(f"tensor dims must be ints or symbolic vars, got {d!r}")
+            dims.append(d)
+        self.shape = tuple(dims)
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TensorType) and self.dtype == other.dtype and len(self.shape) == len(other.shape) \
+            and all(a is b if isinstance(a, Var) else a == b for a, b in zip(self.shape, other.shape))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        dims = ", ".join(str(d) if isinstance(d, int) else d.name for d in self.shape)
+        return f'R.Tensor(({dims}{"," if len(self.shape) == 1 else ""}), "{self.dtype}")'
+
+
+class GraphExpr:
+    __slots__ = ()
+
+
+class GraphVar(GraphExpr):
+    """A named graph value (function parameter or binding result). Identity is the variable."""
+
+    __slots__ = ("name", "type")
+
+    def __init__(self, name: str, ttype: TensorType):
+        self.name = name
+        self.type = ttype
+
+    @property
+    def shape(self):
+        return self.type.shape
+
+    @property
+    def dtype(self):
+        return self.type.dtype
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.type!r}"
+
+
+class Constant(GraphExpr):
+    """A bound array (parameters after ``BindParams``)."""
+
+    __slots__ = ("data", "type", "name")
+
+    def __init__(self, data: np.ndarray, name: str | None = None):
+        self.data = np.ascontiguousarray(data)
+        self.type = TensorType(self.data.shape, str(self.data.dtype))
+        self.name = name
+
+    @property
+    def shape(self):
+        return self.type.shape
+
+    @property
+    def dtype(self):
+        return self.type.dtype
+
+    def __repr__(self) -> str:
+        return f"Constant({self.name or ''}{list(self.data.shape)}, {self.data.dtype})"
+
+
+class Call(GraphExpr):
+    """``op(args, **attrs) -> type``. ``op`` is ``call_tir``, ``call_dps_packed`` or a high-level op name.
+
+    ``call_tir``/``call_dps_packed`` keep the callee's name in ``attrs["func"]``.
+    """
+
+    __slots__ = ("op", "args", "attrs", "type")
+
+    def __init__(self, op: str, args, attrs: dict | None, ttype: TensorType):
+        self.op = op
+        self.args = tuple(args)
+        for a in self.args:
+            if not isinstance(a, GraphExpr):
+                raise TypeError(f"{op}: arguments must be graph values, got {type(a).__name__}")
+        self.attrs = dict(attrs or {})
+        self.type = ttype
+
+    @property
+    def shape(self):
+        return self.type.shape
+
+    @property
+    def dtype(self):
+        return self.type.dtype
+
+    def __repr__(self) -> str:
+        return f"Call({self.op}, {self.attrs.get('func', '')})"
+
+
+def shape_expr_to_ir(d: Dim) -> PrimExpr:
+    from ..ir.expr import const
+
+    return const(d, "int64") if isinstance(d, int) else d

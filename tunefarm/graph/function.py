@@ -1,0 +1,68 @@
+"""Graph functions: parameters, dataflow blocks of bindings, and a returned value."""
+from __future__ import annotations
+
+from .expr import Call, Constant, GraphExpr, GraphVar
+
+
+class Binding:
+    __slots__ = ("var", "value")
+
+    def __init__(self, var: GraphVar, value: GraphExpr):
+        self.var = var
+        self.value = value
+
+
+class DataflowBlock:
+    """Side-effect-free bindings; ``outputs`` are the vars visible after the block (``R.output``)."""
+
+    __slots__ = ("bindings", "outputs")
+
+    def __init__(self, bindings, outputs=()):
+        self.bindings = tuple(bindings)
+        self.outputs = tuple(outputs)
+
+
+class Function:
+    """``@R.function``: ``params -> ret`` through ``blocks``. ``attrs`` may name the global symbol."""
+
+    def __init__(self, name: str, params, blocks, ret: GraphExpr, attrs: dict | None = None):
+        self.name = name
+        self.params = tuple(params)
+        self.blocks = tuple(blocks)
+        self.ret = ret
+        self.attrs = dict(attrs or {})
+
+    def bindings(self):
+        for b in self.blocks:
+            yield from b.bindings
+
+    def calls(self):
+        for b in self.bindings():
+            if isinstance(b.value, Call):
+                yield b.value
+
+    def replace(self, **changes) -> "Function":
+        f = Function(self.name, self.params, self.blocks, self.ret, self.attrs)
+        for k, v in changes.items():
+            setattr(f, k, v)
+        return f
+
+    def script(self) -> str:
+        from .printer import function_to_script
+
+        return function_to_script(self)
+
+    def __str__(self) -> str:
+        return self.script()
+
+    __repr__ = __str__
+
+
+def free_constants(fn: Function) -> list[Constant]:
+    """Constants used by the function, in first-use order."""
+    seen: dict = {}
+    for call in fn.calls():
+        for a in call.args:
+            if isinstance(a, Constant):
+                seen.setdefault(id(a), a)
+    return list(seen.values())

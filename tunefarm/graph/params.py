@@ -1,0 +1,135 @@
+"""Loading model parameters: numpy dicts, ``.npz`` files, and the course's pickle through an allowlist.
+
+The course ships its FashionMNIST weights as a pickle. Unpickling can run arbitrary code, so pickles are
+read only by ``SafeUnpickler``, which resolves nothing but numpy's array reconstruction and dtypes, and the
+file's sha256 is checked when one is expected.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+MLP_PARAMS_URL = "https://github.com/mlc-ai/web-data/raw/main/models/fasionmnist_mlp_params.pkl"
+MLP_PARAMS_SHA256 = "65e60c21536ed052ba5e1e6c94806530c7d804056822a6b39066ce6a5b02e646"
+PARAMS_ENV = "TUNEFARM_MLP_PARAMS"
+
+_ALLOWED_GLOBALS = {
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+}
+
+
+class UnsafePickleError(pickle.UnpicklingError):
+    """The pickle asked for something other than numpy arrays."""
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """An unpickler that can build numpy arrays and plain containers and nothing else."""
+
+    def find_class(self, module: str, name: str):
+        if (module, name) in _ALLOWED_GLOBALS:
+            import importlib
+
+            return getattr(importlib.import_module(module), name)
+        raise UnsafePickleError(f"refusing to load {module}.{name} from a pickle: only numpy arrays are allowed")
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_pickle_params(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
+    """Read a pickled ``{name: ndarray}`` dict safely; verify ``sha256`` when given."""
+    data = Path(path).read_bytes()
+    if sha256 is not None:
+        got = hashlib.sha256(data).hexdigest()
+        if got != sha256:
+            raise ValueError(f"{path}: sha256 is {got}, expected {sha256} (wrong or corrupted file)")
+    obj = SafeUnpickler(io.BytesIO(data)).load()
+    return _check_param_dict(obj, str(path))
+
+
+def _check_param_dict(obj, where: str) -> dict[str, np.ndarray]:
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected a dict of arrays, got {type(obj).__name__}")
+    out = {}
+    for k, v in obj.items():
+        if not isinstance(k, str) or not isinstance(v, np.ndarray):
+            raise ValueError(f"{where}: entry {k!r} is not a named numpy array")
+        if v.dtype == object:
+            raise ValueError(f"{where}: entry {k!r} has object dtype; only numeric arrays are allowed")
+        out[k] = np.ascontiguousarray(v)
+    return out
+
+
+def load_params(source) -> dict[str, np.ndarray]:
+    """Parameters from a dict of arrays, an ``.npz`` file, or a pickle file (read safely)."""
+    if isinstance(source, dict):
+        return _check_param_dict({k: np.asarray(v) for k, v in source.items()}, "params")
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(f"parameter file {path} does not exist")
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as z:
+            return {k: np.ascontiguousarray(z[k]) for k in z.files}
+    return load_pickle_params(path)
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("TUNEFARM_CACHE", Path.home() / ".cache" / "tunefarm"))
+
+
+def find_mlp_params(path: str | None = None, download: bool = True) -> tuple[dict[str, np.ndarray] | None, str]:
+    """The course MLP's weights and where they came from, or ``(None, reason)`` when unavailable.
+
+    Order: an explicit path, ``$TUNEFARM_MLP_PARAMS``, the local cache, then the course's URL (checked
+    against the published sha256) when the network allows.
+    """
+    candidates = [p for p in (path, os.environ.get(PARAMS_ENV)) if p]
+    for p in candidates:
+        return load_pickle_params(p, MLP_PARAMS_SHA256), str(p)
+    cached = default_cache_dir() / "fasionmnist_mlp_params.pkl"
+    if cached.exists():
+        try:
+            return load_pickle_params(cached, MLP_PARAMS_SHA256), str(cached)
+        except ValueError:
+            cached.unlink()
+    if not download:
+        return None, f"no parameter file given (pass --params PATH or set ${PARAMS_ENV})"
+    try:
+        with urllib.request.urlopen(MLP_PARAMS_URL, timeout=10) as r:
+            data = r.read()
+    except Exception as e:  # any network failure means: run without the real weights
+        return None, f"could not download {MLP_PARAMS_URL}: {e}"
+    if hashlib.sha256(data).hexdigest() != MLP_PARAMS_SHA256:
+        return None, f"downloaded file from {MLP_PARAMS_URL} has the wrong sha256"
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(cached)
+    return load_pickle_params(cached, MLP_PARAMS_SHA256), MLP_PARAMS_URL
+
+
+def random_mlp_params(seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded stand-in weights with the course MLP's shapes (used when the real ones are unavailable)."""
+    rng = np.random.default_rng(seed)
+    return {
+        "w0": (rng.standard_normal((128, 784)) * 0.05).astype("float32"),
+        "b0": (rng.standard_normal(128) * 0.05).astype("float32"),
+        "w1": (rng.standard_normal((10, 128)) * 0.1).astype("float32"),
+        "b1": (rng.standard_normal(10) * 0.1).astype("float32"),
+    }
