@@ -1,0 +1,130 @@
+"""Shared helpers for the database tests: synthetic studies and a writer process.
+
+Run as a script (``python dbtest_helpers.py writer DB TAG N_BATCHES BATCH_SIZE PAD_BYTES``) it is the writer used by
+the multi-process and crash tests: it commits batches and prints ``committed <batch id>`` after each one.
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+
+from tunefarm.database import Database, Record
+from tunefarm.farm.result import MeasureResult, MeasureStatus
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET_A = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"
+TARGET_B = "llvm -mcpu=skylake-avx512 -mattr=+avx512f -num-cores=4"
+EVIL_NAME = ("dense'); DROP TABLE workloads; -- <script>document.title='pwned'</script>"
+             "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">")
+
+
+def repo_env() -> dict:
+    """Environment for child Python processes: the repo importable, nothing else changed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def make_trace(i: int, wrapped: bool = False):
+    insts = [
+        ["GetBlock", [], ["C", "main"], ["b0"]],
+        ["GetLoops", ["b0"], [], ["l1", "l2", "l3"]],
+        ["SamplePerfectTile", ["l1"], {"n": 2, "max_innermost_factor": 64}, ["v4", "v5"]],
+        ["Split", ["l1", "v4", "v5"], [], ["l6", "l7"]],
+    ]
+    if not wrapped:
+        return insts
+    return {"insts": insts, "decisions": [[2, [2 ** (i % 6), 128 // 2 ** (i % 6)]]]}
+
+
+def make_record(key: str, i: int, *, target: str = TARGET_A, job: int | None = None, secs: float | None = None,
+                status: MeasureStatus = MeasureStatus.OK, created: float | None = None, host: str = "w1") -> Record:
+    if status is MeasureStatus.OK:
+        base = secs if secs is not None else 1e-4 * (1 + (i * 7919 % 97) / 10)
+        result = MeasureResult(status, [base * f for f in (1.02, 1.0, 1.05)], 0.02, None, host)
+    else:
+        error = f"{status.value}: candidate failed (<{i % 2}> & more)\nTraceback ..."
+        result = MeasureResult(status, [], 0.01, error, host)
+    return Record(key, make_trace(i, wrapped=i % 2 == 1), f"hash-{key}-{target[-1]}-{i}", target, result, job, i,
+                  created)
+
+
+def populate(db: Database, *, seed: int = 0, start: float = 1_750_000_000.0) -> dict:
+    """A small but realistic study: 3 workloads (one with an SQL/HTML name), 2 targets, 2 jobs, failures."""
+    rng = random.Random(seed)
+    keys = {
+        "dense": db.commit_workload("wk-dense", "dense_128x128x128", '{"op":"dense"}', 2 * 128 ** 3),
+        "relu": db.commit_workload("wk-relu", "relu_1024", '{"op":"relu"}', 1024),
+        "evil": db.commit_workload("wk-evil", EVIL_NAME, '{"op":"evil"}', None),
+    }
+    job1 = db.start_job("tune-dense", {"trials": 200, "target": TARGET_A})
+    job2 = db.start_job("tune-relu-B", {"trials": 120, "target": TARGET_B})
+    statuses = [MeasureStatus.OK] * 8 + [MeasureStatus.BUILD_ERROR, MeasureStatus.RUN_ERROR,
+                                         MeasureStatus.TIMEOUT, MeasureStatus.WRONG_RESULT]
+    plan = [("wk-dense", TARGET_A, job1, 200, 1.2e-3), ("wk-relu", TARGET_A, job1, 60, 8e-6),
+            ("wk-relu", TARGET_B, job2, 120, 5e-6), ("wk-evil", TARGET_A, None, 30, 3e-5)]
+    for key, target, job, n, base in plan:
+        batch = []
+        for i in range(n):
+            status = rng.choice(statuses)
+            improve = base * (0.35 + 0.65 * math.exp(-i / (n / 4)))  # search gets better over time
+            secs = improve * rng.uniform(1.0, 1.6)
+            created = start + i * 9.0 + rng.uniform(0, 3)  # ~7 trials per minute
+            batch.append(make_record(key, i, target=target, job=job, secs=secs, status=status, created=created,
+                                     host=f"worker-{i % 3}"))
+            if len(batch) == 16:
+                db.commit_records(batch)
+                batch = []
+        db.commit_records(batch)
+    db.finish_job(job1, "finished")
+    return {"jobs": (job1, job2), "workloads": keys}
+
+
+def writer_main(path: str, tag: str, n_batches: int, batch_size: int, pad_bytes: int = 2000) -> None:
+    db = Database(path)
+    key = "wk-" + tag
+    db.commit_workload(key, "workload_" + tag, '{"tag":"%s"}' % tag, 1e6)
+    job = db.start_job("writer-" + tag, {"tag": tag})
+    pad = "x" * pad_bytes  # batches bigger than SQLite's page cache spill into the WAL before they commit
+    for b in range(n_batches):
+        recs = []
+        for i in range(batch_size):
+            r = make_record(key, b * batch_size + i, job=job)
+            r.trace_json = [["Annotate", [], {"pad": pad, "i": i}, []]] + make_trace(i)
+            r.program_hash = f"{tag}-{b}-{i}"
+            recs.append(r)
+        batch_id = db.commit_records(recs)
+        print(f"committed {batch_id}", flush=True)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "writer":
+        writer_main(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+
+
+def commit_batches(db: Database, tag: str, n_batches: int, batch_size: int, barrier=None) -> list[int]:
+    """Commit ``n_batches`` batches through a Database received by pickling (so: by path); returns batch ids."""
+    key = "wk-" + tag
+    db.commit_workload(key, "workload_" + tag, "{}", 1e6)
+    job = db.start_job("writer-" + tag, {"tag": tag})
+    if barrier is not None:
+        barrier.wait(timeout=60)  # start writing at the same moment as the other process
+    ids = []
+    for b in range(n_batches):
+        recs = [make_record(key, b * batch_size + i, job=job) for i in range(batch_size)]
+        for i, r in enumerate(recs):
+            r.program_hash = f"{tag}-{b}-{i}"
+        ids.append(db.commit_records(recs))
+    return ids
+
+
+def spawn_writer(db: Database, tag: str, n_batches: int, batch_size: int, barrier, queue) -> None:
+    """multiprocessing target: report the committed batch ids (or the error) through ``queue``."""
+    try:
+        queue.put((tag, commit_batches(db, tag, n_batches, batch_size, barrier)))
+    except BaseException as e:  # surfaced by the parent test
+        queue.put((tag, repr(e)))
+        raise

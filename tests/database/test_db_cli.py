@@ -1,0 +1,86 @@
+"""The ``tunefarm best`` and ``tunefarm report`` commands, through main() and ``python -m tunefarm.cli``."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dbtest_helpers import EVIL_NAME, REPO, TARGET_A, TARGET_B, repo_env
+from tunefarm.cli import main
+
+
+def test_best_table(study, capsys):
+    db, _ = study
+    assert main(["best", "--db", db.path]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["workload", "target", "median_us", "gflops"]
+    assert len(lines) == 1 + 4  # dense, relu x 2 targets, evil
+    best = db.best("wk-dense")
+    dense = next(line for line in lines if line.startswith("dense_128x128x128"))
+    assert f"{best.median_us:,.3f}" in dense and TARGET_A in dense
+
+
+def test_best_csv_and_json_match_the_database(study, capsys):
+    db, _ = study
+    assert main(["best", "--db", db.path, "--workload", "relu_1024", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["target"] for r in rows} == {TARGET_A, TARGET_B}
+    for r in rows:
+        best = db.best("wk-relu", target=r["target"])
+        assert float(r["median_us"]) == pytest.approx(best.median_us)
+        assert json.loads(r["trace"]) == best.trace_json
+    assert main(["best", "--db", db.path, "--workload", "wk-relu", "--target", TARGET_B, "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    best = db.best("wk-relu", target=TARGET_B)
+    assert (row["target"], row["record_id"], row["trace"]) == (TARGET_B, best.record_id, best.trace_json)
+    assert main(["best", "--db", db.path, "--workload", "wk-evil", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["workload"] == EVIL_NAME and row["gflops"] is None  # NaN is not JSON: unknown FLOPs -> null
+
+
+def test_best_errors(study, tmp_path, capsys):
+    db, _ = study
+    missing = tmp_path / "missing.sqlite"
+    assert main(["best", "--db", str(missing)]) == 1
+    assert "no tunefarm database" in capsys.readouterr().err
+    assert not missing.exists()  # a typo must not create an empty database
+    assert main(["best", "--db", db.path, "--workload", "nope"]) == 1
+    assert "nope" in capsys.readouterr().err
+    assert main(["best", "--db", db.path, "--target", "llvm -mcpu=other"]) == 1
+    assert "no successful records" in capsys.readouterr().err
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"\x00garbage" * 500)
+    assert main(["best", "--db", str(junk)]) == 1
+    err = capsys.readouterr().err
+    assert "not a tunefarm database" in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        main(["best"])  # argparse: --db is required
+
+
+def test_report_command(study, tmp_path, capsys):
+    db, _ = study
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", db.path, "-o", str(out)]) == 0
+    assert "410 records" in capsys.readouterr().out
+    html = out.read_text()
+    assert "dense_128x128x128" in html and "<svg" in html
+    assert main(["report", "--db", db.path, "-o", str(tmp_path / "no" / "dir.html")]) == 1
+
+
+def test_python_dash_m(study, tmp_path):
+    db, _ = study
+    cmd = [sys.executable, "-m", "tunefarm.cli", "best", "--db", db.path, "--format", "json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=repo_env(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert {r["workload_key"] for r in json.loads(proc.stdout)} == {"wk-dense", "wk-relu", "wk-evil"}
+    out = tmp_path / "m.html"
+    proc = subprocess.run([sys.executable, "-m", "tunefarm.cli", "report", "--db", db.path, "-o", str(out)],
+                          capture_output=True, text=True, cwd=REPO, env=repo_env(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert os.path.getsize(out) > 10_000

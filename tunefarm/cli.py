@@ -1,0 +1,149 @@
+"""The ``tunefarm`` command line: one small function per subcommand.
+
+Each subcommand is an ``add_<name>(subparsers)`` function that builds its parser and sets ``func`` to a
+``cmd_<name>(args) -> int`` handler; ``COMMANDS`` lists them in help order. To add a command (``tune``,
+``tune-model``, ``compile``, ``run``, ``bench``), write its two functions and append ``add_<name>`` to
+``COMMANDS``. Handlers import their layers lazily so ``tunefarm --help`` stays fast and light.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as ``tunefarm <cmd>: error: ...`` with exit status 1."""
+
+
+# -- best --------------------------------------------------------------------------------------------------
+def add_best(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("best", help="show the best measured trace per workload and target",
+                       description="Show the fastest successful record of each (workload, target) pair.")
+    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--workload", help="workload key or name (default: all workloads)")
+    p.add_argument("--target", help="only records measured on this target string")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="table (default, for people), csv, or json (includes the traces)")
+    p.set_defaults(func=cmd_best)
+
+
+def best_rows(db, workload: str | None, target: str | None) -> list[dict]:
+    """One dict per (workload, target) with its best successful record; traces as JSON values."""
+    keys = [db.get_workload(workload).key] if workload else list(db.workloads()["key"])
+    rows = []
+    for key in keys:
+        targets = [target] if target else db.targets(key)
+        for t in targets:
+            rec = db.best(key, target=t)
+            if rec is None:
+                continue
+            rows.append({"workload": rec.workload_name, "workload_key": rec.workload_key, "target": rec.target,
+                         "median_us": rec.median_us, "gflops": rec.gflops, "trial": rec.trial,
+                         "job_id": rec.job_id, "record_id": rec.record_id, "program_hash": rec.program_hash,
+                         "trials": db.count_records(key, target=t), "trace": rec.trace_json})
+    return rows
+
+
+def _nan_to_none(row: dict) -> dict:
+    return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
+def format_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] | None = None) -> str:
+    """Plain aligned text: strings left, numbers right; columns in ``shorten`` are cut with an ellipsis."""
+    def cell(v, max_width: int) -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return "-"
+        if isinstance(v, float):
+            return f"{v:,.3f}"
+        s = str(v).replace("\n", " ")
+        return s if len(s) <= max_width else s[: max_width - 1] + "…"
+
+    shorten = shorten or {}
+    cells = [[cell(r[c], shorten.get(c, 10**9)) for c in cols] for r in rows]
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in rows) for c in cols]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+    return "\n".join([line(cols)] + [line(row) for row in cells])
+
+
+def cmd_best(args: argparse.Namespace) -> int:
+    from tunefarm.database import Database
+
+    with Database(args.db, create=False) as db:
+        rows = [_nan_to_none(r) for r in best_rows(db, args.workload, args.target)]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    elif rows and args.format == "csv":
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({**r, "trace": json.dumps(r["trace"], separators=(",", ":"))} for r in rows)
+    elif rows:
+        print(format_table(rows, ["workload", "target", "median_us", "gflops", "trials", "trial", "job_id",
+                                  "program_hash"], shorten={"workload": 40}))
+    if not rows:
+        where = f" for workload {args.workload!r}" if args.workload else ""
+        where += f" on target {args.target!r}" if args.target else ""
+        print(f"tunefarm best: no successful records{where}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- report ------------------------------------------------------------------------------------------------
+def add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write a self-contained HTML report of a trace database",
+                       description="Write one HTML file (inline CSS/SVG, no network) with tuning curves, "
+                                   "status breakdowns, throughput and top-k traces per workload.")
+    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("-o", "--output", required=True, help="HTML file to write")
+    p.add_argument("--top-k", type=int, default=10, help="rows in each top-k table (default 10)")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from tunefarm.database import Database
+    from tunefarm.database.report import write_report
+
+    if args.top_k < 1:
+        raise CommandError("--top-k must be at least 1")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
+    with Database(args.db, create=False) as db:
+        write_report(db, args.output, top_k=args.top_k)
+        n = db.count_records()
+    print(f"wrote {args.output} ({n} records)")
+    return 0
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_best, add_report]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tunefarm", description="Distributed auto-tuning of CPU tensor programs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tunefarm`` console script; returns the exit status."""
+    from tunefarm.database.errors import DatabaseError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (CommandError, DatabaseError, OSError) as e:
+        print(f"tunefarm {args.command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""JSON-lines export/import: how tuning results move between machines.
+
+One JSON object per line, tagged by ``"type"``: a header, then workloads, jobs, batches and records (in
+that order, so a reader can resolve references as it goes). Rows carry stable identities (workload key,
+job/batch/record ``uid``), so importing the same file twice adds nothing the second time. Imported traces
+and results are validated exactly like freshly measured ones: an export is untrusted input.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from tunefarm.database.errors import DatabaseError, InvalidRecordError, InvalidTraceError
+from tunefarm.database.records import Record, nonempty_str, prepare_row
+from tunefarm.database.schema import CURRENT_VERSION, INSERT_RECORD_OR_IGNORE
+from tunefarm.farm.result import MeasureResult
+
+FORMAT = "tunefarm-db-export"
+FORMAT_VERSION = 1
+_CHUNK = 2000
+
+
+def _dump(obj: dict) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def export_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
+    """Write the whole database to ``path`` from one consistent snapshot (a read transaction)."""
+    counts = {"workloads": 0, "jobs": 0, "batches": 0, "records": 0}
+    conn.execute("BEGIN")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_dump({"type": FORMAT, "version": FORMAT_VERSION, "schema_version": CURRENT_VERSION}))
+            for key, name, ir, flop, created in conn.execute(
+                    "SELECT key, name, ir_json, flop, created_us FROM workloads ORDER BY id"):
+                f.write(_dump({"type": "workload", "key": key, "name": name, "ir_json": ir, "flop": flop,
+                               "created_us": created}))
+                counts["workloads"] += 1
+            for uid, name, config, started, finished, status in conn.execute(
+                    "SELECT uid, name, config_json, started_us, finished_us, status FROM jobs ORDER BY id"):
+                f.write(_dump({"type": "job", "uid": uid, "name": name, "config": json.loads(config),
+                               "started_us": started, "finished_us": finished, "status": status}))
+                counts["jobs"] += 1
+            for uid, job, n, created in conn.execute(
+                    "SELECT b.uid, j.uid, b.n_records, b.created_us FROM batches b "
+                    "LEFT JOIN jobs j ON j.id = b.job_id ORDER BY b.id"):
+                f.write(_dump({"type": "batch", "uid": uid, "job": job, "n_records": n, "created_us": created}))
+                counts["batches"] += 1
+            for (uid, wkey, target, job, batch, trial, trace, phash, status, run_json, build, error, host,
+                 created) in conn.execute(
+                    "SELECT r.uid, w.key, t.target, j.uid, b.uid, r.trial, r.trace_json, r.program_hash, r.status, "
+                    "r.run_secs_json, r.build_secs, r.error, r.host, r.created_us FROM records r "
+                    "JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
+                    "LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN batches b ON b.id = r.batch_id ORDER BY r.id"):
+                line = _dump({"type": "record", "uid": uid, "workload": wkey, "target": target, "job": job,
+                              "batch": batch, "trial": trial, "program_hash": phash, "status": status,
+                              "build_secs": build, "error": error, "host": host, "created_us": created})
+                # stored trace / run-time texts are already compact JSON: splice them instead of re-encoding
+                f.write(f'{line[:-2]},"run_secs":{run_json},"trace":{trace}}}\n')
+                counts["records"] += 1
+    finally:
+        conn.execute("COMMIT")
+    return counts
+
+
+class _Importer:
+    """Resolves references line by line and inserts with INSERT OR IGNORE (idempotent)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str):
+        self.conn, self.path = conn, path
+        self.new = {"workloads": 0, "jobs": 0, "batches": 0, "records": 0}
+        self.workloads: dict[str, int] = {}
+        self.jobs: dict[str, int] = {}
+        self.batches: dict[str, int] = {}
+        self.targets: dict[str, int] = {}
+        self.pending: list[tuple] = []
+
+    # references: rows of this file, or rows already in the database
+    def _ref(self, cache: dict, sql: str, value: Any, what: str, lineno: int) -> int | None:
+        if value is None:
+            return None
+        if value not in cache:
+            row = self.conn.execute(sql, (value,)).fetchone()
+            if row is None:
+                raise InvalidRecordError(f"{self.path}:{lineno}: unknown {what} {value!r} (not defined above)")
+            cache[value] = row[0]
+        return cache[value]
+
+    def workload(self, d: dict, lineno: int) -> None:
+        key, name = nonempty_str(d.get("key"), "workload key"), nonempty_str(d.get("name"), "workload name")
+        ir = d.get("ir_json")
+        if not isinstance(ir, str):
+            raise InvalidRecordError("ir_json must be JSON text")
+        json.loads(ir)
+        flop = d.get("flop")
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO workloads (key, name, ir_json, flop, created_us) VALUES (?, ?, ?, ?, ?)",
+            (key, name, ir, None if flop is None else float(flop), int(d["created_us"])))
+        self.new["workloads"] += cur.rowcount
+        self.workloads.pop(key, None)
+
+    def job(self, d: dict, lineno: int) -> None:
+        uid = nonempty_str(d.get("uid"), "job uid")
+        finished = d.get("finished_us")
+        known = self.conn.execute("SELECT 1 FROM jobs WHERE uid = ?", (uid,)).fetchone() is not None
+        config = json.dumps(d.get("config") or {}, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        # a job seen running elsewhere and finished since: take the newer state, never the older
+        self.conn.execute(
+            "INSERT INTO jobs (uid, name, config_json, started_us, finished_us, status) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(uid) DO UPDATE SET finished_us = excluded.finished_us, status = excluded.status "
+            "WHERE jobs.finished_us IS NULL AND excluded.finished_us IS NOT NULL",
+            (uid, nonempty_str(d.get("name"), "job name"), config, int(d["started_us"]),
+             None if finished is None else int(finished), nonempty_str(d.get("status"), "job status")))
+        self.new["jobs"] += not known
+
+    def batch(self, d: dict, lineno: int) -> None:
+        uid = nonempty_str(d.get("uid"), "batch uid")
+        job = self._ref(self.jobs, "SELECT id FROM jobs WHERE uid = ?", d.get("job"), "job", lineno)
+        n = d.get("n_records")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InvalidRecordError(f"n_records must be a positive integer, got {n!r}")
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
+            (uid, job, n, int(d["created_us"])))
+        self.new["batches"] += cur.rowcount
+
+    def record(self, d: dict, lineno: int) -> None:
+        uid = nonempty_str(d.get("uid"), "record uid")
+        result = MeasureResult.from_dict(d)
+        created = d.get("created_us")
+        if isinstance(created, bool) or not isinstance(created, int):
+            raise InvalidRecordError(f"created_us must be an integer, got {created!r}")
+        row = prepare_row(Record(d.get("workload"), d.get("trace"), d.get("program_hash"), d.get("target"),
+                                 result, None, d.get("trial")), created)
+        wid = self._ref(self.workloads, "SELECT id FROM workloads WHERE key = ?", row[0], "workload", lineno)
+        if row[1] not in self.targets:
+            self.conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (row[1],))
+        tid = self._ref(self.targets, "SELECT id FROM targets WHERE target = ?", row[1], "target", lineno)
+        job = self._ref(self.jobs, "SELECT id FROM jobs WHERE uid = ?", d.get("job"), "job", lineno)
+        batch = self._ref(self.batches, "SELECT id FROM batches WHERE uid = ?", d.get("batch"), "batch", lineno)
+        self.pending.append((uid, wid, tid, job, batch, *row[3:]))
+        if len(self.pending) >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            before = self.conn.total_changes
+            self.conn.executemany(INSERT_RECORD_OR_IGNORE, self.pending)
+            self.new["records"] += self.conn.total_changes - before
+            self.pending.clear()
+
+
+def import_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
+    """Merge an export into the database; the caller holds the write transaction (all or nothing)."""
+    imp = _Importer(conn, path)
+    handlers = {"workload": imp.workload, "job": imp.job, "batch": imp.batch, "record": imp.record}
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        raise DatabaseError(f"cannot read export {path!r}: {e}") from None
+    with f:
+        header_seen = False
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+            except ValueError as e:
+                raise InvalidRecordError(f"{path}:{lineno}: not a JSON line ({e})") from None
+            if not isinstance(d, dict):
+                raise InvalidRecordError(f"{path}:{lineno}: expected a JSON object")
+            if not header_seen:
+                if d.get("type") != FORMAT:
+                    raise InvalidRecordError(f"{path}:{lineno}: not a tunefarm export (no {FORMAT!r} header)")
+                if not isinstance(d.get("version"), int) or d["version"] > FORMAT_VERSION:
+                    raise InvalidRecordError(
+                        f"{path}: export format version {d.get('version')!r} is newer than this tunefarm reads")
+                header_seen = True
+                continue
+            handler = handlers.get(d.get("type"))
+            if handler is None:
+                raise InvalidRecordError(f"{path}:{lineno}: unknown line type {d.get('type')!r}")
+            try:
+                handler(d, lineno)
+            except (InvalidRecordError, InvalidTraceError) as e:
+                msg = str(e)
+                raise type(e)(msg if msg.startswith(path) else f"{path}:{lineno}: {msg}") from None
+            except (KeyError, TypeError, ValueError) as e:
+                raise InvalidRecordError(f"{path}:{lineno}: bad {d.get('type')} line: {e!r}") from None
+        if not header_seen:
+            raise InvalidRecordError(f"{path}: empty file, not a tunefarm export")
+    imp.flush()
+    return imp.new

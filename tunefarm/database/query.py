@@ -1,0 +1,178 @@
+"""pandas views of the database, with stable column names and dtypes.
+
+One SQL statement per view (one consistent snapshot), converted column by column with explicit dtypes so
+that an empty result has the same schema as a full one and downstream code (reports, notebooks, the CLI)
+can rely on it. Latencies are microseconds; failures have NaN latencies; times are naive UTC.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tunefarm.farm.result import MeasureStatus
+
+STATUS_DTYPE = pd.CategoricalDtype([s.value for s in MeasureStatus])
+
+# column name -> dtype, in order; records_frame() documents their meaning
+RECORD_COLUMNS: dict[str, Any] = {
+    "record_id": "int64",
+    "workload": "str",
+    "workload_key": "str",
+    "target": "str",
+    "status": STATUS_DTYPE,
+    "median_us": "float64",
+    "mean_us": "float64",
+    "min_us": "float64",
+    "gflops": "float64",
+    "trial": "int64",
+    "job_id": "Int64",
+    "job": "str",
+    "host": "str",
+    "created": "datetime64[ns]",
+    "build_secs": "float64",
+    "error": "str",
+    "program_hash": "str",
+    "trace_json": "str",
+}
+
+_RECORDS_SQL = (
+    "SELECT r.id, w.name, w.key, t.target, r.status, r.median_secs, r.mean_secs, r.min_secs, w.flop, r.trial, "
+    "r.job_id, j.name, r.host, r.created_us, r.build_secs, r.error, r.program_hash, r.trace_json "
+    "FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
+    "LEFT JOIN jobs j ON j.id = r.job_id")
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _columns(rows: list[tuple], n: int) -> list[tuple]:
+    return list(zip(*rows)) if rows else [()] * n
+
+
+def _floats(col: Iterable) -> np.ndarray:
+    return np.array(col, dtype="float64") if len(col) else np.empty(0, "float64")  # None -> NaN
+
+
+def _times(col: Iterable, nullable: bool = False) -> np.ndarray:
+    if nullable:
+        us = np.array([-2**63 if v is None else v for v in col], dtype="int64")  # int64 min is NaT
+    else:
+        us = np.array(col, dtype="int64")
+    return us.astype("datetime64[us]").astype("datetime64[ns]")
+
+
+def _strs(col: Iterable) -> pd.Series:
+    return pd.Series(list(col), dtype="str")
+
+
+def _statuses(status: Any) -> list[str]:
+    if isinstance(status, (str, MeasureStatus)):
+        status = [status]
+    return [MeasureStatus(s).value for s in status]
+
+
+def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, target: str | None = None,
+                  status: Any = None) -> pd.DataFrame:
+    """Records in commit order, one row each, with the columns of ``RECORD_COLUMNS``:
+
+    ``workload`` (name) / ``workload_key``, ``target``, ``status`` (categorical of MeasureStatus values),
+    ``median_us`` / ``mean_us`` / ``min_us`` (NaN unless ok), ``gflops`` (flop / median seconds / 1e9;
+    NaN if unknown), ``trial`` (trial index given by the search), ``job_id`` / ``job`` (name), ``host``,
+    ``created`` (naive UTC), ``build_secs``, ``error``, ``program_hash``, ``trace_json`` (compact JSON text;
+    ``json.loads`` it, or use ``Database.top_k`` for parsed traces). ``status`` may be one value or several.
+    """
+    where, params = [], []
+    if workload_id is not None:
+        where.append("r.workload_id = ?")
+        params.append(workload_id)
+    if target is not None:
+        where.append("t.target = ?")
+        params.append(target)
+    if status is not None:
+        where.append("r.status IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(_statuses(status)))
+    sql = _RECORDS_SQL + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.id"
+    with _gc_paused():  # 100k rows of tuples: the cyclic GC would rescan them over and over
+        rows = conn.execute(sql, params).fetchall()
+        (rid, wname, wkey, tgt, st, med, mean, mn, flop, trial, job_id, job, host, created, build, error, phash,
+         trace) = _columns(rows, 18)
+        del rows
+    med_s = _floats(med)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gflops = _floats(flop) / med_s / 1e9
+    data = {
+        "record_id": np.array(rid, dtype="int64"),
+        "workload": _strs(wname),
+        "workload_key": _strs(wkey),
+        "target": _strs(tgt),
+        "status": pd.Categorical(list(st), dtype=STATUS_DTYPE),
+        "median_us": med_s * 1e6,
+        "mean_us": _floats(mean) * 1e6,
+        "min_us": _floats(mn) * 1e6,
+        "gflops": gflops,
+        "trial": np.array(trial, dtype="int64"),
+        "job_id": pd.array(list(job_id), dtype="Int64"),
+        "job": _strs(job),
+        "host": _strs(host),
+        "created": _times(created),
+        "build_secs": _floats(build),
+        "error": _strs(error),
+        "program_hash": _strs(phash),
+        "trace_json": _strs(trace),
+    }
+    return pd.DataFrame(data, columns=list(RECORD_COLUMNS))
+
+
+def workloads_frame(conn: sqlite3.Connection) -> pd.DataFrame:
+    """One row per workload: ``workload_id``, ``key``, ``name``, ``flop``, ``n_records``, ``n_ok``,
+    ``created`` and ``ir_json`` (canonical IR JSON text)."""
+    rows = conn.execute(
+        "SELECT w.id, w.key, w.name, w.flop, coalesce(c.n, 0), coalesce(c.n_ok, 0), w.created_us, w.ir_json "
+        "FROM workloads w LEFT JOIN (SELECT workload_id, count(*) AS n, sum(status = 'ok') AS n_ok "
+        "FROM records GROUP BY workload_id) c ON c.workload_id = w.id ORDER BY w.id").fetchall()
+    wid, key, name, flop, n, n_ok, created, ir = _columns(rows, 8)
+    return pd.DataFrame({
+        "workload_id": np.array(wid, dtype="int64"),
+        "key": _strs(key),
+        "name": _strs(name),
+        "flop": _floats(flop),
+        "n_records": np.array(n, dtype="int64"),
+        "n_ok": np.array(n_ok, dtype="int64"),
+        "created": _times(created),
+        "ir_json": _strs(ir),
+    })
+
+
+def jobs_frame(conn: sqlite3.Connection) -> pd.DataFrame:
+    """One row per job: ``job_id``, ``uid``, ``name``, ``status``, ``started``, ``finished`` (NaT while
+    running), ``n_records`` and ``config_json``."""
+    rows = conn.execute(
+        "SELECT j.id, j.uid, j.name, j.status, j.started_us, j.finished_us, "
+        "(SELECT count(*) FROM records r WHERE r.job_id = j.id), j.config_json FROM jobs j ORDER BY j.id"
+    ).fetchall()
+    jid, uid, name, status, started, finished, n, config = _columns(rows, 8)
+    return pd.DataFrame({
+        "job_id": np.array(jid, dtype="int64"),
+        "uid": _strs(uid),
+        "name": _strs(name),
+        "status": _strs(status),
+        "started": _times(started),
+        "finished": _times(finished, nullable=True),
+        "n_records": np.array(n, dtype="int64"),
+        "config_json": _strs(config),
+    })

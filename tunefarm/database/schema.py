@@ -1,0 +1,125 @@
+"""Schema of the trace database, as an ordered list of migrations.
+
+A fresh file and an old file take the same path: every migration from the file's version up to
+``CURRENT_VERSION`` runs, in order, inside one write transaction (so a crash mid-migration leaves the old
+version intact, and two processes opening the same new file migrate it once). The version lives in the
+``meta`` table under ``schema_version``. To change the schema, append a ``Migration``; never edit a
+published one (files in the wild were created by it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+from tunefarm.database.errors import SchemaVersionError
+
+
+@dataclasses.dataclass(frozen=True)
+class Migration:
+    """Statements that take the schema from ``version - 1`` to ``version``."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "workloads, targets, jobs, records; best-latency index", (
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE workloads (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            ir_json TEXT NOT NULL,
+            flop REAL,
+            created_us INTEGER NOT NULL)""",
+        "CREATE INDEX workloads_name ON workloads(name)",
+        "CREATE TABLE targets (id INTEGER PRIMARY KEY, target TEXT NOT NULL UNIQUE)",
+        """CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            started_us INTEGER NOT NULL,
+            finished_us INTEGER,
+            status TEXT NOT NULL)""",
+        """CREATE TABLE records (
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            workload_id INTEGER NOT NULL REFERENCES workloads(id),
+            target_id INTEGER NOT NULL REFERENCES targets(id),
+            job_id INTEGER REFERENCES jobs(id),
+            trial INTEGER NOT NULL,
+            trace_json TEXT NOT NULL,
+            status TEXT NOT NULL,
+            run_secs_json TEXT NOT NULL,
+            median_secs REAL,
+            mean_secs REAL,
+            min_secs REAL,
+            build_secs REAL NOT NULL,
+            error TEXT,
+            host TEXT NOT NULL,
+            created_us INTEGER NOT NULL)""",
+        "CREATE INDEX records_best ON records(workload_id, target_id, median_secs) WHERE status = 'ok'",
+    )),
+    Migration(2, "program hashes (search dedup / resume) and measured batches (crash atomicity)", (
+        "ALTER TABLE records ADD COLUMN program_hash TEXT",
+        """CREATE TABLE batches (
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            job_id INTEGER REFERENCES jobs(id),
+            n_records INTEGER NOT NULL,
+            created_us INTEGER NOT NULL)""",
+        "ALTER TABLE records ADD COLUMN batch_id INTEGER REFERENCES batches(id)",
+        "CREATE INDEX records_hash ON records(workload_id, target_id, program_hash)",
+        "CREATE INDEX records_job ON records(job_id)",
+        "CREATE INDEX records_batch ON records(batch_id)",
+    )),
+)
+
+CURRENT_VERSION = MIGRATIONS[-1].version
+
+# the columns written for each record, in the order of the value tuples built by the writers
+RECORD_COLUMNS = ("uid", "workload_id", "target_id", "job_id", "batch_id", "trial", "trace_json", "program_hash",
+                  "status", "run_secs_json", "median_secs", "mean_secs", "min_secs", "build_secs", "error", "host",
+                  "created_us")
+_RECORD_VALUES = f"({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
+INSERT_RECORD = "INSERT INTO records " + _RECORD_VALUES
+INSERT_RECORD_OR_IGNORE = "INSERT OR IGNORE INTO records " + _RECORD_VALUES  # imports: idempotent by uid
+
+
+def read_version(conn: sqlite3.Connection) -> int:
+    """Schema version of an open file: 0 for an empty file."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return 0
+    if "meta" not in tables:
+        raise SchemaVersionError("the file is an SQLite database but not a tunefarm database (no 'meta' table)")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        raise SchemaVersionError("the tunefarm database has no schema_version in its 'meta' table")
+    try:
+        return int(row[0])
+    except ValueError:
+        raise SchemaVersionError(f"the tunefarm database has a bad schema_version {row[0]!r}") from None
+
+
+def check_supported(version: int) -> None:
+    if version > CURRENT_VERSION:
+        raise SchemaVersionError(
+            f"the database has schema version {version}, newer than this tunefarm supports "
+            f"({CURRENT_VERSION}); upgrade tunefarm to open it")
+
+
+def apply_migrations(conn: sqlite3.Connection, up_to: int = CURRENT_VERSION) -> int:
+    """Run the pending migrations on ``conn``; the caller holds a write transaction. Returns the old version."""
+    old = read_version(conn)
+    check_supported(old)
+    for m in MIGRATIONS:
+        if old < m.version <= up_to:
+            for stmt in m.statements:
+                conn.execute(stmt)
+    if up_to > old:
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(up_to),))
+    return old

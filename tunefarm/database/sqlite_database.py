@@ -1,0 +1,396 @@
+"""``Database``: the SQLite trace database shared by every tuning process of a study.
+
+Each process (and each thread) opens its own connection lazily; the object itself only holds the path, so
+it pickles by path and can be handed to worker processes. Every write is one ``BEGIN IMMEDIATE``
+transaction (a measured batch is all-or-nothing), retried while other writers hold the lock.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import functools
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
+from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, UnknownJobError, UnknownWorkloadError
+from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
+from tunefarm.database.schema import INSERT_RECORD
+from tunefarm.database.trace_format import trace_from_text
+from tunefarm.farm.result import MeasureResult, MeasureStatus
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_INHERITED: list = []  # connections inherited through fork(): kept alive, never used
+
+_SELECT_RECORD = (
+    "SELECT r.id, r.trace_json, r.program_hash, r.status, r.run_secs_json, r.build_secs, r.error, r.host, "
+    "r.job_id, r.trial, r.created_us FROM records r ")
+
+
+def now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def us_to_datetime(us: int) -> _dt.datetime:
+    return _EPOCH + _dt.timedelta(microseconds=us)
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkloadInfo:
+    """A stored workload: its stable key, display name, canonical IR JSON text and FLOP count."""
+
+    workload_id: int
+    key: str
+    name: str
+    ir_json: str
+    flop: float | None
+
+
+def _translated(method):
+    """Turn any sqlite3 error escaping a public method into a tunefarm DatabaseError naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with sqlite_errors(self.path):
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+class Database:
+    """SQLite trace database (WAL mode, versioned schema) at ``path``.
+
+    ``workload`` arguments accept a workload key, a workload name (if unique) or a workload id.
+    Queries are target-aware: with ``target=None``, :meth:`best` and :meth:`top_k` raise
+    :class:`AmbiguousTargetError` when the workload has records under more than one target, so a latency
+    measured on one CPU is never silently used for another.
+
+    ``create=False`` refuses to create a missing file (read-only tools such as the CLI use it).
+    Connections are per process and per thread; pickling keeps only the path and options.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0):
+        self.path = os.fspath(path)
+        self.timeout = float(timeout)
+        self._create = create
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self._workload_ids: dict[str, int] = {}
+        self._target_ids: dict[str, int] = {}
+        self._conn()  # open now: a bad file fails here, not at the first query
+
+    # -- connection management ---------------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():  # forked child: never use, nor close, the parent's connection
+            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks
+            self._local = threading.local()
+            self._pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = open_connection(self.path, create=self._create, timeout=self.timeout)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread's Database is collected)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._pid == os.getpid():
+            conn.close()
+        self._local.conn = None
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "timeout": self.timeout, "create": self._create}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], create=state["create"], timeout=state["timeout"])
+
+    def __repr__(self) -> str:
+        return f"Database({self.path!r})"
+
+    def _write(self, fn):
+        return write_transaction(self._conn(), fn, self.timeout)
+
+    # -- lookups -----------------------------------------------------------------------------------------
+    def _workload(self, conn: sqlite3.Connection, workload: Any) -> WorkloadInfo:
+        cols = "SELECT id, key, name, ir_json, flop FROM workloads "
+        if isinstance(workload, int) and not isinstance(workload, bool):
+            rows = conn.execute(cols + "WHERE id = ?", (workload,)).fetchall()
+        elif isinstance(workload, str):
+            rows = conn.execute(cols + "WHERE key = ?", (workload,)).fetchall()
+            if not rows:
+                rows = conn.execute(cols + "WHERE name = ? LIMIT 3", (workload,)).fetchall()
+        else:
+            raise TypeError(f"workload must be a key, a name or an id, got {type(workload).__name__}")
+        if not rows:
+            raise UnknownWorkloadError(f"no workload with key or name {workload!r} in {self.path!r}")
+        if len(rows) > 1:
+            keys = ", ".join(r[1] for r in rows)
+            raise UnknownWorkloadError(
+                f"several workloads are named {workload!r} in {self.path!r} (keys {keys}, ...); pass the key")
+        return WorkloadInfo(*rows[0])
+
+    def _target_id(self, conn: sqlite3.Connection, target: str) -> int | None:
+        if not isinstance(target, str):
+            raise TypeError(f"target must be a string, got {type(target).__name__}")
+        tid = self._target_ids.get(target)
+        if tid is None:
+            row = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()
+            tid = row and row[0]
+        return tid
+
+    def _query_target(self, conn: sqlite3.Connection, w: WorkloadInfo,
+                      target: str | None) -> tuple[int | None, str | None]:
+        """(target id, target) to answer a best/top-k query; infers it when the workload has exactly one."""
+        if target is not None:
+            return self._target_id(conn, target), target
+        lo, hi = conn.execute(
+            "SELECT (SELECT min(target_id) FROM records WHERE workload_id = ?1), "
+            "(SELECT max(target_id) FROM records WHERE workload_id = ?1)", (w.workload_id,)).fetchone()
+        if lo is None:
+            return None, None
+        if lo != hi:
+            targets = self.targets(w.workload_id)
+            raise AmbiguousTargetError(
+                f"workload {w.name!r} ({w.key}) has records for {len(targets)} targets: "
+                + "; ".join(repr(t) for t in targets) + ". Pass target=... to choose one.")
+        (t,) = conn.execute("SELECT target FROM targets WHERE id = ?", (lo,)).fetchone()
+        return lo, t
+
+    # -- workloads and jobs ------------------------------------------------------------------------------
+    @_translated
+    def commit_workload(self, key: str, name: str, ir_json: Any, flop: float | None = None) -> int:
+        """Store a workload (idempotent by ``key``) and return its id. ``ir_json`` is JSON text (or a JSON value)."""
+        nonempty_str(key, "workload key")
+        nonempty_str(name, "workload name")
+        if isinstance(ir_json, str):
+            try:
+                json.loads(ir_json)
+            except ValueError as e:
+                raise InvalidRecordError(f"ir_json of workload {name!r} is not valid JSON: {e}") from None
+        else:
+            try:
+                ir_json = json.dumps(ir_json, separators=(",", ":"), allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise InvalidRecordError(f"ir_json of workload {name!r} is not JSON data: {e}") from None
+        if flop is not None:
+            flop = float(flop)
+            if not math.isfinite(flop) or flop < 0:
+                raise InvalidRecordError(f"flop must be finite and >= 0, got {flop!r}")
+
+        def txn(conn):
+            conn.execute(
+                "INSERT INTO workloads (key, name, ir_json, flop, created_us) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET flop = coalesce(workloads.flop, excluded.flop)",
+                (key, name, ir_json, flop, now_us()))
+            return conn.execute("SELECT id FROM workloads WHERE key = ?", (key,)).fetchone()[0]
+
+        wid = self._write(txn)
+        self._workload_ids[key] = wid
+        return wid
+
+    @_translated
+    def get_workload(self, workload: Any) -> WorkloadInfo:
+        """The stored workload (key, name, IR JSON text, FLOP count) for a key, name or id."""
+        return self._workload(self._conn(), workload)
+
+    @_translated
+    def start_job(self, name: str, config: Mapping | None = None) -> int:
+        """Record the start of a tuning job with its JSON configuration; returns the job id."""
+        nonempty_str(name, "job name")
+        try:
+            config_json = json.dumps(dict(config or {}), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidRecordError(f"job config must be JSON data: {e}") from None
+        return self._write(lambda conn: conn.execute(
+            "INSERT INTO jobs (uid, name, config_json, started_us, status) VALUES (?, ?, ?, ?, 'running')",
+            (uuid.uuid4().hex, name, config_json, now_us())).lastrowid)
+
+    @_translated
+    def finish_job(self, job_id: int, status: str = "finished") -> None:
+        """Mark a job finished (``status`` is free text, e.g. finished / failed / cancelled)."""
+        nonempty_str(status, "job status")
+
+        def txn(conn):
+            cur = conn.execute("UPDATE jobs SET finished_us = ?, status = ? WHERE id = ?", (now_us(), status, job_id))
+            if cur.rowcount == 0:
+                raise UnknownJobError(f"no job with id {job_id!r} in {self.path!r}")
+
+        self._write(txn)
+
+    # -- records -----------------------------------------------------------------------------------------
+    @_translated
+    def commit_records(self, records: Iterable[Any]) -> int | None:
+        """Store one measured batch in one transaction; returns the batch id (None for an empty batch).
+
+        Each item is a :class:`Record` (or a mapping/tuple of its fields). Everything is validated before
+        the transaction starts; the batch is then stored completely or not at all.
+        """
+        rows = [prepare_row(r, now_us()) for r in records]
+        if not rows:
+            return None
+        batch_uid = uuid.uuid4().hex
+        job_ids = {r[2] for r in rows}
+
+        def txn(conn):
+            wids, tids = {}, {}
+            for key in {r[0] for r in rows}:
+                wid = self._workload_ids.get(key)
+                if wid is None:
+                    row = conn.execute("SELECT id FROM workloads WHERE key = ?", (key,)).fetchone()
+                    if row is None:
+                        raise UnknownWorkloadError(
+                            f"workload key {key!r} is not in {self.path!r}; call commit_workload first")
+                    wid = row[0]
+                wids[key] = wid
+            for target in {r[1] for r in rows}:
+                tid = self._target_ids.get(target)
+                if tid is None:
+                    conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (target,))
+                    tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
+                tids[target] = tid
+            for job in job_ids - {None}:
+                if conn.execute("SELECT 1 FROM jobs WHERE id = ?", (job,)).fetchone() is None:
+                    raise UnknownJobError(f"no job with id {job!r} in {self.path!r}; call start_job first")
+            batch_job = next(iter(job_ids)) if len(job_ids) == 1 else None
+            batch_id = conn.execute(
+                "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
+                (batch_uid, batch_job, len(rows), now_us())).lastrowid
+            conn.executemany(INSERT_RECORD, [
+                (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, *r[3:]) for r in rows])
+            return batch_id, wids, tids
+
+        batch_id, wids, tids = self._write(txn)
+        # cache ids only once committed: a rolled-back insert must not leave a dangling target id behind
+        self._workload_ids.update(wids)
+        self._target_ids.update(tids)
+        return batch_id
+
+    def _tuning_record(self, row: tuple, w: WorkloadInfo, target: str) -> TuningRecord:
+        rid, trace, phash, status, run_json, build, error, host, job, trial, created = row
+        result = MeasureResult(MeasureStatus(status), json.loads(run_json), build, error, host)
+        return TuningRecord(rid, w.key, w.name, target, trace_from_text(trace), phash, result, job, trial,
+                            us_to_datetime(created), w.flop)
+
+    @_translated
+    def top_k(self, workload: Any, k: int = 10, target: str | None = None) -> list[TuningRecord]:
+        """The ``k`` fastest successful records of a workload on one target, fastest first.
+
+        With ``target=None`` the workload's only target is used; if it has records under several targets,
+        :class:`AmbiguousTargetError` is raised (a latency from one CPU must not be applied to another).
+        """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"k must be an integer >= 0, got {k!r}")
+        conn = self._conn()
+        w = self._workload(conn, workload)
+        tid, target = self._query_target(conn, w, target)
+        if tid is None or k == 0:
+            return []
+        rows = conn.execute(
+            _SELECT_RECORD + "WHERE r.workload_id = ? AND r.target_id = ? AND r.status = 'ok' "
+            "ORDER BY r.median_secs, r.id LIMIT ?", (w.workload_id, tid, k)).fetchall()
+        return [self._tuning_record(r, w, target) for r in rows]
+
+    def best(self, workload: Any, target: str | None = None) -> TuningRecord | None:
+        """The fastest successful record of a workload on one target (failures never count), or None.
+
+        ``target=None`` works as in :meth:`top_k`: inferred if unique, else :class:`AmbiguousTargetError`.
+        """
+        top = self.top_k(workload, 1, target=target)
+        return top[0] if top else None
+
+    @_translated
+    def measured_hashes(self, workload: Any, target: str) -> set[str]:
+        """Program hashes already measured (any status) for a workload on a target: a resumed job skips them."""
+        conn = self._conn()
+        w = self._workload(conn, workload)
+        tid = self._target_id(conn, target)
+        if tid is None:
+            return set()
+        return {h for (h,) in conn.execute(
+            "SELECT DISTINCT program_hash FROM records WHERE workload_id = ? AND target_id = ? "
+            "AND program_hash IS NOT NULL", (w.workload_id, tid))}
+
+    @_translated
+    def count_records(self, workload: Any = None, target: str | None = None, job: int | None = None) -> int:
+        """Number of stored records, optionally of one workload, target and/or job id."""
+        conn = self._conn()
+        where, params = [], []
+        if workload is not None:
+            where.append("workload_id = ?")
+            params.append(self._workload(conn, workload).workload_id)
+        if target is not None:
+            tid = self._target_id(conn, target)
+            if tid is None:
+                return 0
+            where.append("target_id = ?")
+            params.append(tid)
+        if job is not None:
+            where.append("job_id = ?")
+            params.append(opt_int(job, "job"))
+        sql = "SELECT count(*) FROM records" + (" WHERE " + " AND ".join(where) if where else "")
+        return conn.execute(sql, params).fetchone()[0]
+
+    @_translated
+    def targets(self, workload: Any = None) -> list[str]:
+        """Targets that have records (of one workload, if given), sorted."""
+        conn = self._conn()
+        if workload is None:
+            return [t for (t,) in conn.execute("SELECT target FROM targets ORDER BY target")]
+        wid = self._workload(conn, workload).workload_id
+        return [t for (t,) in conn.execute(
+            "SELECT t.target FROM targets t WHERE EXISTS "
+            "(SELECT 1 FROM records r WHERE r.workload_id = ? AND r.target_id = t.id) ORDER BY t.target", (wid,))]
+
+    # -- pandas views ------------------------------------------------------------------------------------
+    @_translated
+    def records(self, workload: Any = None, target: str | None = None, status: Any = None):
+        """All matching records as a typed ``pandas.DataFrame`` (see :func:`tunefarm.database.query.records_frame`)."""
+        from tunefarm.database import query
+
+        conn = self._conn()
+        wid = None if workload is None else self._workload(conn, workload).workload_id
+        return query.records_frame(conn, workload_id=wid, target=target, status=status)
+
+    @_translated
+    def workloads(self):
+        """Workloads as a ``pandas.DataFrame`` (key, name, FLOP count, record counts, IR JSON)."""
+        from tunefarm.database import query
+
+        return query.workloads_frame(self._conn())
+
+    @_translated
+    def jobs(self):
+        """Jobs as a ``pandas.DataFrame`` (name, status, start/finish times, config JSON, record count)."""
+        from tunefarm.database import query
+
+        return query.jobs_frame(self._conn())
+
+    # -- moving results between machines -----------------------------------------------------------------
+    @_translated
+    def export(self, path: str | os.PathLike) -> dict[str, int]:
+        """Write workloads, jobs, batches and records as JSON lines; returns counts per kind."""
+        from tunefarm.database import jsonl
+
+        return jsonl.export_jsonl(self._conn(), os.fspath(path))
+
+    @_translated
+    def import_(self, path: str | os.PathLike) -> dict[str, int]:
+        """Merge a JSON-lines export (one transaction, idempotent); returns counts of *new* rows per kind."""
+        from tunefarm.database import jsonl
+
+        out = self._write(lambda conn: jsonl.import_jsonl(conn, os.fspath(path)))
+        self._target_ids.clear()
+        return out
