@@ -1,0 +1,228 @@
+"""The MLC course's tensor programs written in TVMScript, for every engineer's tests.
+
+Import as ``import course_programs as cp`` (``tests/`` is on ``sys.path`` via ``conftest.py``). Module-level
+objects (all parsed at import time, so a parser regression fails loudly everywhere):
+
+* ``MyModule`` (IRModule with ``mm_relu``, as printed in seeds/004, old ``T.Buffer[...]`` spelling) and
+  ``mm_relu``;
+* ``MatmulModule`` / ``matmul``: 128^3 matmul, function ``main``, block ``"C"`` (``stochastic_schedule_mm``);
+* ``vector_add`` (``T.parallel``, seeds/001), ``MyAdd`` / ``my_add`` (int64 4x4 add, seeds/001);
+* ``MLPModule`` with ``relu0`` / ``linear0``: the ``MyModule`` prim funcs of seeds/000 with symbolic dims
+  (``n = T.int64()`` + ``T.match_buffer``), and ``relu0`` / ``linear0``;
+* ``dense_bias_relu``: 1x784 -> 128 dense + bias + ReLU (blocks ``dense``, ``add``, ``relu``);
+* ``conv2d_nchw``: a small NCHW convolution (1x2x8x8 input, 4x2x3x3 weight, no padding);
+* ``before_inline`` / ``before_fuse``: the compute_inline / fuse examples of seeds/000.
+
+``REFERENCES[name](*inputs) -> output`` computes each program's result with numpy (inputs first, as the
+destination-passing call takes them; the output is the last parameter). ``PRIM_FUNCS`` and ``MODULES``
+list everything by name.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tunefarm.script import T, ir_module
+
+
+@ir_module
+class MyModule:
+    @T.prim_func
+    def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
+                C: T.Buffer[(128, 128), "float32"]) -> None:
+        # function attr dict
+        T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+        # with T.block("root")
+        Y = T.alloc_buffer([128, 128], dtype="float32")
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A[vi, vk], B[vk, vj])
+                T.writes(Y[vi, vj])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(128, 128):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(Y[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+mm_relu = MyModule["mm_relu"]
+
+
+@ir_module
+class MatmulModule:
+    @T.prim_func
+    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+             C: T.Buffer((128, 128), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0.0
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+matmul = MatmulModule["main"]
+
+
+@T.prim_func
+def vector_add(A: T.Buffer[128, "float32"],
+               B: T.Buffer[128, "float32"],
+               C: T.Buffer[128, "float32"]):
+    # element-wise add, in parallel
+    for i in T.parallel(128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            C[vi] = A[vi] + B[vi]
+
+
+@ir_module
+class MyAdd:
+    @T.prim_func
+    def add(A: T.Buffer((4, 4), "int64"),
+            B: T.Buffer((4, 4), "int64"),
+            C: T.Buffer((4, 4), "int64")):
+        T.func_attr({"global_symbol": "add", "tir.noalias": True})
+        for i, j in T.grid(4, 4):
+            with T.block("C"):
+                vi = T.axis.spatial(4, i)
+                vj = T.axis.spatial(4, j)
+                C[vi, vj] = A[vi, vj] + B[vi, vj]
+
+
+my_add = MyAdd["add"]
+
+
+@ir_module
+class MLPModule:
+    @T.prim_func
+    def relu0(x: T.handle, y: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (1, n), "float32")
+        Y = T.match_buffer(y, (1, n), "float32")
+        for i, j in T.grid(1, n):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Y[vi, vj] = T.max(X[vi, vj], T.float32(0))
+
+    @T.prim_func
+    def linear0(x: T.handle,
+                w: T.handle,
+                b: T.handle,
+                z: T.handle):
+        m, n, k = T.int64(), T.int64(), T.int64()
+        X = T.match_buffer(x, (1, m), "float32")
+        W = T.match_buffer(w, (n, m), "float32")
+        B = T.match_buffer(b, (n, ), "float32")
+        Z = T.match_buffer(z, (1, n), "float32")
+        Y = T.alloc_buffer((1, n), "float32")
+        for i, j, k in T.grid(1, n, m):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
+        for i, j in T.grid(1, n):
+            with T.block("Z"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Z[vi, vj] = Y[vi, vj] + B[vj]
+
+
+relu0 = MLPModule["relu0"]
+linear0 = MLPModule["linear0"]
+
+
+@T.prim_func
+def dense_bias_relu(X: T.Buffer((1, 784), "float32"), W: T.Buffer((128, 784), "float32"),
+                    B: T.Buffer((128,), "float32"), Z: T.Buffer((1, 128), "float32")):
+    T.func_attr({"global_symbol": "dense_bias_relu", "tir.noalias": True})
+    D = T.alloc_buffer((1, 128), "float32")
+    S = T.alloc_buffer((1, 128), "float32")
+    for i, j, k in T.grid(1, 128, 784):
+        with T.block("dense"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = D[vi, vj] + X[vi, vk] * W[vj, vk]
+    for i, j in T.grid(1, 128):
+        with T.block("add"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            S[vi, vj] = D[vi, vj] + B[vj]
+    for i, j in T.grid(1, 128):
+        with T.block("relu"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = T.max(S[vi, vj], T.float32(0))
+
+
+@T.prim_func
+def conv2d_nchw(X: T.Buffer((1, 2, 8, 8), "float32"), K: T.Buffer((4, 2, 3, 3), "float32"),
+                Y: T.Buffer((1, 4, 6, 6), "float32")):
+    T.func_attr({"global_symbol": "conv2d_nchw", "tir.noalias": True})
+    for n, co, h, w, ci, kh, kw in T.grid(1, 4, 6, 6, 2, 3, 3):
+        with T.block("conv"):
+            vn, vco, vh, vw, vci, vkh, vkw = T.axis.remap("SSSSRRR", [n, co, h, w, ci, kh, kw])
+            with T.init():
+                Y[vn, vco, vh, vw] = T.float32(0)
+            Y[vn, vco, vh, vw] = Y[vn, vco, vh, vw] + X[vn, vci, vh + vkh, vw + vkw] * K[vco, vci, vkh, vkw]
+
+
+@T.prim_func
+def before_inline(a: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (128, 128))
+    B = T.alloc_buffer((128, 128))
+    C = T.match_buffer(c, (128, 128))
+    for i, j in T.grid(128, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + 1.0
+
+
+@T.prim_func
+def before_fuse(a: T.handle, b: T.handle) -> None:
+    A = T.match_buffer(a, (128, 128))
+    B = T.match_buffer(b, (128, 128))
+    for i, j in T.grid(128, 128):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * 2.0
+
+
+def _conv2d_ref(x, k):
+    n, ci, h, w = x.shape
+    co, _, kh, kw = k.shape
+    out = np.zeros((n, co, h - kh + 1, w - kw + 1), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + h - kh + 1, j:j + w - kw + 1]
+            out += np.einsum("nchw,oc->nohw", patch, k[:, :, i, j])
+    return out
+
+
+REFERENCES = {
+    "mm_relu": lambda A, B: np.maximum(A @ B, 0),
+    "matmul": lambda A, B: A @ B,
+    "vector_add": lambda A, B: A + B,
+    "my_add": lambda A, B: A + B,
+    "relu0": lambda X: np.maximum(X, 0),
+    "linear0": lambda X, W, B: X @ W.T + B,
+    "dense_bias_relu": lambda X, W, B: np.maximum(X @ W.T + B, 0),
+    "conv2d_nchw": _conv2d_ref,
+    "before_inline": lambda A: A * 2 + 1,
+    "before_fuse": lambda A: A * 2,
+}
+
+PRIM_FUNCS = {
+    "mm_relu": mm_relu, "matmul": matmul, "vector_add": vector_add, "my_add": my_add, "relu0": relu0,
+    "linear0": linear0, "dense_bias_relu": dense_bias_relu, "conv2d_nchw": conv2d_nchw,
+    "before_inline": before_inline, "before_fuse": before_fuse,
+}
+
+MODULES = {"MyModule": MyModule, "MatmulModule": MatmulModule, "MyAdd": MyAdd, "MLPModule": MLPModule}

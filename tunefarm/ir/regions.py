@@ -1,0 +1,267 @@
+"""Infer a block's read and write regions from the loads and stores in its body.
+
+TVMScript lets users leave out ``T.reads`` / ``T.writes``; the te front end and the schedule primitives
+rebuild blocks whose regions change. All of them call ``infer_block_regions`` so that every block in the
+system follows one rule (TVM's ``GetBlockReadWriteRegion``):
+
+* every load / store below the block contributes the region it touches, expressed in the block's own
+  iteration variables: loop variables of loops *inside* the block are relaxed over their ranges, and nested
+  blocks contribute their declared regions (iteration variables replaced by their bindings, then relaxed);
+* regions of one buffer are joined per dimension (exact when the bounds differ by constants, otherwise the
+  whole dimension: conservative, never wrong);
+* buffers allocated inside the block (its ``alloc_buffers``, nested blocks' allocations, ``Allocate``) are
+  not part of its interface and are left out;
+* a block with an ``init`` (a reduction) does not list the buffers it writes among its reads, so the
+  course's matmul reads ``A, B`` and writes ``Y`` exactly as TVM prints it.
+
+Buffers keep their order of first access; the index expressions of point accesses are kept as written.
+"""
+from __future__ import annotations
+
+from . import expr as E
+from . import stmt as S
+from .arith import affine_coefficients, const_bound, simplify
+from .buffer import Buffer
+from .functor import substitute
+
+
+def infer_block_regions(block: S.Block) -> tuple[tuple[S.BufferRegion, ...], tuple[S.BufferRegion, ...]]:
+    """``(reads, writes)`` of ``block`` computed from its body and init (declared regions are ignored)."""
+    collector = _AccessCollector()
+    collector.local.update(block.alloc_buffers)
+    if block.init is not None:
+        collector.stmt(block.init)
+    collector.stmt(block.body)
+    written = set(collector.writes)
+    excluded = collector.local | (written if block.init is not None else set())
+    reads = tuple(_region(b, dims) for b, dims in collector.reads.items() if b not in excluded)
+    writes = tuple(_region(b, dims) for b, dims in collector.writes.items() if b not in collector.local)
+    return reads, writes
+
+
+def infer_regions_of_stmt(stmt: S.Stmt) -> tuple[tuple[S.BufferRegion, ...], tuple[S.BufferRegion, ...]]:
+    """Regions touched by a bare statement (as if it were the body of a block with no iteration variables)."""
+    return infer_block_regions(S.Block("", (), (), (), stmt))
+
+
+# -----------------------------------------------------------------------------------------------------------
+class _Bounds:
+    """Inclusive bounds ``[lo, hi]`` of one dimension of an access, as expressions."""
+
+    __slots__ = ("lo", "hi", "point")
+
+    def __init__(self, lo, hi, point: bool):
+        self.lo = lo
+        self.hi = hi
+        self.point = point  # lo is hi: an unrelaxed index kept as written
+
+
+class _AccessCollector:
+    def __init__(self):
+        self.reads: dict[Buffer, list] = {}
+        self.writes: dict[Buffer, list] = {}
+        self.local: set[Buffer] = set()
+        self.relax: list[tuple[E.Var, E.PrimExpr, E.PrimExpr]] = []  # (var, min, extent), outermost first
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, s) -> None:
+        if s is None:
+            return
+        if isinstance(s, S.SeqStmt):
+            for x in s.seq:
+                self.stmt(x)
+        elif isinstance(s, S.BufferStore):
+            self.expr(s.value)
+            for i in s.indices:
+                self.expr(i)
+            self.access(self.writes, s.buffer, s.indices)
+        elif isinstance(s, S.For):
+            self.expr(s.min)
+            self.expr(s.extent)
+            self.relax.append((s.loop_var, s.min, s.extent))
+            self.stmt(s.body)
+            self.relax.pop()
+        elif isinstance(s, S.IfThenElse):
+            self.expr(s.condition)
+            self.stmt(s.then_case)
+            self.stmt(s.else_case)
+        elif isinstance(s, S.Evaluate):
+            self.expr(s.value)
+        elif isinstance(s, S.Allocate):
+            self.local.add(s.buffer)
+            self.stmt(s.body)
+        elif isinstance(s, S.BlockRealize):
+            self.nested_block(s)
+        elif isinstance(s, S.Block):
+            self.nested_block(S.BlockRealize([iv.var for iv in s.iter_vars], S.TRUE, s))
+        else:
+            raise TypeError(f"infer_block_regions: unexpected statement {type(s).__name__}")
+
+    def nested_block(self, r: S.BlockRealize) -> None:
+        for v in r.iter_values:
+            self.expr(v)
+        self.expr(r.predicate)
+        inner = r.block
+        self.local.update(inner.alloc_buffers)
+        reads, writes = inner.reads, inner.writes
+        vmap = {iv.var: v for iv, v in zip(inner.iter_vars, r.iter_values)}
+        for table, regions in ((self.reads, reads), (self.writes, writes)):
+            for br in regions:
+                dims = []
+                for rg in br.region:
+                    lo = substitute(rg.min, vmap)
+                    hi = substitute(E.sub(E.add(rg.min, rg.extent), E.const(1, rg.extent.dtype)), vmap)
+                    dims.append((lo, hi))
+                self.add_bounds(table, br.buffer, dims)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e) -> None:
+        if e is None or isinstance(e, (E.Var, E.IntImm, E.FloatImm)):
+            return
+        if isinstance(e, E.BufferLoad):
+            for i in e.indices:
+                self.expr(i)
+            self.access(self.reads, e.buffer, e.indices)
+            return
+        for f in e._fields:
+            child = getattr(e, f)
+            if isinstance(child, tuple):
+                for c in child:
+                    self.expr(c)
+            else:
+                self.expr(child)
+
+    # ------------------------------------------------------------------ regions
+    def access(self, table: dict, buf: Buffer, indices) -> None:
+        self.add_bounds(table, buf, [(i, None) for i in indices])
+
+    def add_bounds(self, table: dict, buf: Buffer, dims) -> None:
+        new = []
+        for d, (lo, hi) in enumerate(dims):
+            new.append(self.relax_dim(buf, d, lo, hi))
+        old = table.get(buf)
+        if old is None:
+            table[buf] = new
+        else:
+            table[buf] = [_join(buf, d, a, b) for d, (a, b) in enumerate(zip(old, new))]
+
+    def relax_dim(self, buf: Buffer, d: int, lo, hi) -> _Bounds:
+        """Bounds of one index (``hi is None``: a point) with the loops inside the block relaxed."""
+        point = hi is None
+        if point:
+            hi = lo
+        used = [(v, m, x) for (v, m, x) in self.relax if _uses(lo, v) or _uses(hi, v)]
+        if not used:
+            return _Bounds(lo, hi, point and True)
+        rlo = _relax(lo, self.relax, lower=True)
+        rhi = _relax(hi, self.relax, lower=False)
+        if rlo is None or rhi is None:
+            return _full(buf, d)
+        return _Bounds(rlo, rhi, False)
+
+
+def _uses(e, var) -> bool:
+    from .functor import uses_var
+
+    return uses_var(e, {var})
+
+
+def _relax(e, relax: list, lower: bool):
+    """Smallest (``lower``) or largest value of ``e`` over the relaxed loop variables, or None."""
+    for var, vmin, extent in reversed(relax):  # innermost first: inner ranges may use outer loop variables
+        if not _uses(e, var):
+            continue
+        split = affine_coefficients(e, [var])
+        if split is None:
+            return _relax_by_constants(e, relax, lower)
+        coefs, rest = split
+        c = coefs.get(var, 0)
+        vmax = E.sub(E.add(vmin, extent), E.const(1, extent.dtype))
+        pick = vmin if (c > 0) == lower else vmax
+        e = simplify(E.add(rest, E.mul(E.const(c, e.dtype), pick)))
+    return e
+
+
+def _relax_by_constants(e, relax: list, lower: bool):
+    """Bounds of a non-affine index when every variable in it is a loop with constant range."""
+    from .functor import collect_vars
+
+    bounds = {}
+    for var, vmin, extent in relax:
+        if isinstance(vmin, E.IntImm) and isinstance(extent, E.IntImm) and extent.value > 0:
+            bounds[var] = (vmin.value, vmin.value + extent.value - 1)
+    if any(v not in bounds for v in collect_vars(e)):
+        return None
+    b = const_bound(e, bounds)
+    if b is None:
+        return None
+    return E.const(b[0] if lower else b[1], e.dtype)
+
+
+def _full(buf: Buffer, d: int) -> _Bounds:
+    ext = buf.shape[d]
+    return _Bounds(E.const(0, ext.dtype), simplify(E.sub(ext, E.const(1, ext.dtype))), False)
+
+
+def _const_diff(a, b) -> int | None:
+    if a is b:
+        return 0
+    d = simplify(E.sub(a, b))
+    return d.value if isinstance(d, E.IntImm) else None
+
+
+def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
+    if a.point and b.point and _same(a.lo, b.lo):
+        return a
+    dlo = _const_diff(a.lo, b.lo)
+    dhi = _const_diff(a.hi, b.hi)
+    if dlo is None or dhi is None:
+        return _full(buf, d)
+    lo = a.lo if dlo <= 0 else b.lo
+    hi = a.hi if dhi >= 0 else b.hi
+    if lo is hi or (a.point and b.point and dlo == 0 and dhi == 0):
+        return _Bounds(lo, lo, a.point and b.point)
+    return _Bounds(lo, hi, False)
+
+
+def _same(a, b) -> bool:
+    return a is b or expr_key(a) == expr_key(b)
+
+
+def expr_key(e):
+    """A hashable structural key for index expressions (variables and buffers by identity)."""
+    if isinstance(e, E.Var):
+        return ("v", id(e))
+    if isinstance(e, E.IntImm):
+        return ("i", e.value, e.dtype)
+    if isinstance(e, E.FloatImm):
+        return ("f", repr(e.value), e.dtype)
+    if isinstance(e, E.Binary):
+        return (e.op, expr_key(e.a), expr_key(e.b))
+    if isinstance(e, E.BufferLoad):
+        return ("load", id(e.buffer), tuple(expr_key(i) for i in e.indices))
+    if isinstance(e, E.Cast):
+        return ("cast", e.dtype, expr_key(e.value))
+    if isinstance(e, E.Select):
+        return ("sel", expr_key(e.cond), expr_key(e.true_value), expr_key(e.false_value))
+    if isinstance(e, E.Call):
+        return ("call", e.op, e.dtype, tuple(expr_key(a) for a in e.args))
+    if isinstance(e, E.Not):
+        return ("not", expr_key(e.a))
+    return ("id", id(e))
+
+
+def _region(buf: Buffer, dims: list) -> S.BufferRegion:
+    ranges = []
+    for b in dims:
+        if b.point or b.lo is b.hi:
+            ranges.append(S.Range(b.lo, E.const(1, b.lo.dtype)))
+            continue
+        ext = simplify(E.add(E.sub(b.hi, b.lo), E.const(1, b.lo.dtype)))
+        if isinstance(ext, E.IntImm) and ext.dtype != b.lo.dtype:
+            ext = E.const(ext.value, b.lo.dtype)
+        if isinstance(ext, E.IntImm) and ext.value == 1:
+            ranges.append(S.Range(b.lo, E.const(1, b.lo.dtype)))
+        else:
+            ranges.append(S.Range(b.lo, ext))
+    return S.BufferRegion(buf, tuple(ranges))
