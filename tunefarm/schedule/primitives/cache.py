@@ -1,0 +1,176 @@
+"""cache_read / cache_write: stage a buffer through a copy in another storage scope.
+
+``cache_read(block, i, scope)`` adds a copy block ``X_<scope>`` that copies the region ``block`` reads of
+``X = block.reads[i].buffer`` into a new buffer ``X_<scope>``, placed in the block's scope right after the
+last earlier writer of ``X`` (or first in the scope when nothing there writes it), and makes ``block``
+read the copy. Only ``block`` is redirected (TVM redirects every reader in the scope); other readers keep
+reading ``X``.
+
+``cache_write(block, i, scope)`` makes ``block`` write a new buffer ``X_<scope>`` instead of
+``X = block.writes[i].buffer`` and adds a write-back block ``X_<scope>`` right after the block's loop
+nest copying the written region back to ``X``. The search then moves the write-back under a tile with
+``reverse_compute_at`` (the multi-level tiling pattern); ``compact_buffer_allocations`` later shrinks the
+full-size cache buffer to the tile.
+
+Both return ``(new_func, name_of_the_new_block)``; the new buffer and block share one fresh name.
+"""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.arith import simplify
+from ...ir.buffer import SCOPES, Buffer
+from ...ir.function import PrimFunc
+from ...ir.functor import substitute
+from ..error import ScheduleError
+from ..tree import enclosing_block, find_block, loops_above, replace_path
+from . import dataflow as D
+
+
+def _check_index(prim: str, regions, index, block: str, what: str) -> int:
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise ScheduleError(prim, f"{what} index must be an int, got {type(index).__name__}")
+    if not 0 <= index < len(regions):
+        raise ScheduleError(prim, f"{what} index {index} is out of range: block {block!r} has {len(regions)} "
+                                  f"{what} buffers")
+    return index
+
+
+def _check_scope(prim: str, scope) -> str:
+    if scope not in SCOPES:
+        raise ScheduleError(prim, f"unknown storage scope {scope!r}; use one of {SCOPES}")
+    return scope
+
+
+def _scope_region(site: D.BlockSite, buf: Buffer, kind: str) -> list:
+    """``(lo, extent)`` per dimension of what the block accesses of ``buf`` over all its loops in the scope.
+
+    Iteration variables range over their bindings clamped to their domains (iterations outside the domain
+    are predicated off), so a write-back never copies elements the block does not write.
+    """
+    relax, rb = D.relax_loops(loops_above(site.path), {})
+    ivr = {}
+    for iv, value in zip(site.block.iter_vars, site.realize.iter_values):
+        dom_lo = iv.dom.min
+        dom_hi = simplify(E.sub(E.add(iv.dom.min, iv.dom.extent), 1))
+        r = D.interval(value, relax, rb)
+        if r is None:
+            ivr[iv.var] = (dom_lo, dom_hi)
+        else:
+            ivr[iv.var] = (D.sym_max(simplify(r[0], rb), dom_lo, rb), D.sym_min(simplify(r[1], rb), dom_hi, rb))
+    reads, writes = D.infer_block_regions(site.block)
+    regions = [r for r in (reads if kind == "read" else writes) if r.buffer is buf]
+    out = []
+    for d, full in enumerate(buf.shape):
+        whole = (E.const(0, full.dtype), full)
+        box = None
+        for reg in regions:
+            rg = reg.region[d]
+            lo = D.interval(rg.min, ivr, rb)
+            hi = D.interval(simplify(E.sub(E.add(rg.min, rg.extent), 1)), ivr, rb)
+            if lo is None or hi is None:
+                box = None
+                break
+            pair = (simplify(lo[0], rb), simplify(hi[1], rb))
+            box = pair if box is None else (D.sym_min(box[0], pair[0], rb), D.sym_max(box[1], pair[1], rb))
+        if box is None:
+            out.append(whole)
+            continue
+        lo = D.sym_max(box[0], E.const(0, box[0].dtype), rb)
+        hi = D.sym_min(box[1], simplify(E.sub(full, 1)), rb)
+        ext = simplify(E.add(E.sub(hi, lo), 1))
+        out.append((lo, ext) if isinstance(ext, E.IntImm) and ext.value > 0 else whole)
+    return out
+
+
+def _copy_nest(name: str, src: Buffer, dst: Buffer, region: list) -> S.Stmt:
+    """Loops ``ax0..`` over ``region`` and a block ``dst[v] = src[v]``."""
+    ivs, values, loops = [], [], []
+    for d, ((lo, ext), full) in enumerate(zip(region, src.shape)):
+        dt = full.dtype
+        v = E.Var(f"v{d}", dt)
+        ax = E.Var(f"ax{d}", dt)
+        ivs.append(S.IterVar(v, S.Range(E.const(0, dt), full), "S"))
+        values.append(simplify(E.add(lo, ax)))
+        loops.append((ax, ext))
+    idx = [iv.var for iv in ivs]
+    body = S.BufferStore(dst, E.BufferLoad(src, idx), idx)
+    block = D.with_inferred_regions(S.Block(name, ivs, (), (), body))
+    stmt: S.Stmt = S.BlockRealize(values, S.TRUE, block)
+    for ax, ext in reversed(loops):
+        stmt = S.For(ax, E.const(0, ax.dtype), ext, "serial", stmt)
+    return stmt
+
+
+def _install(func: PrimFunc, scope_name: str, new_buf: Buffer, position: int, nest: S.Stmt) -> PrimFunc:
+    path = find_block(func, scope_name, "cache")
+    scope = path[-1].block
+    items = D.stmt_items(scope.body)
+    items.insert(position, nest)
+    new_scope = scope.replace(body=S.seq(items), alloc_buffers=scope.alloc_buffers + (new_buf,))
+    return replace_path(func, path, path[-1].replace(block=new_scope))
+
+
+def cache_read(func: PrimFunc, block: str, read_buffer_index: int, storage_scope: str) -> tuple[PrimFunc, str]:
+    """Read ``block.reads[read_buffer_index].buffer`` through a copy in ``storage_scope``."""
+    prim = "cache_read"
+    _check_scope(prim, storage_scope)
+    path = D.block_path(func, block, prim)
+    realize = path[-1]
+    blk = realize.block
+    _check_index(prim, blk.reads, read_buffer_index, block, "read")
+    buf = blk.reads[read_buffer_index].buffer
+    scope = enclosing_block(path)
+    info = D.ScopeInfo(func, scope)
+    me = info.site(realize)
+    if buf in me.writes:
+        raise ScheduleError(prim, f"block {block!r} also writes {buf.name!r}; cache_write is the primitive "
+                                  "for buffers a block writes")
+    items = D.stmt_items(scope.body)
+    mine = D.child_index_containing(items, me)
+    position = 0
+    for w in info.writers(buf, exclude=me):
+        k = D.child_index_containing(items, w)
+        if k == mine:
+            raise ScheduleError(prim, f"block {w.name!r} writes {buf.name!r} inside the same loop nest as "
+                                      f"{block!r}; the copy cannot be placed between them")
+        if k < mine:
+            position = max(position, k + 1)
+    name = D.fresh_name(func, f"{buf.name}_{storage_scope}")
+    cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
+    region = _scope_region(me, buf, "read")
+    new_blk = D.with_inferred_regions(substitute(blk, {}, {buf: cache}))
+    func = replace_path(func, path, realize.replace(block=new_blk))
+    func = _install(func, scope.name, cache, position, _copy_nest(name, buf, cache, region))
+    return func, name
+
+
+def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_scope: str) -> tuple[PrimFunc, str]:
+    """Write ``block.writes[write_buffer_index].buffer`` through a buffer in ``storage_scope`` and copy it
+    back in a new block placed right after the block's loop nest."""
+    prim = "cache_write"
+    _check_scope(prim, storage_scope)
+    path = D.block_path(func, block, prim)
+    realize = path[-1]
+    blk = realize.block
+    _check_index(prim, blk.writes, write_buffer_index, block, "write")
+    buf = blk.writes[write_buffer_index].buffer
+    scope = enclosing_block(path)
+    info = D.ScopeInfo(func, scope)
+    me = info.site(realize)
+    if buf in me.reads and blk.init is None:
+        raise ScheduleError(prim, f"block {block!r} reads {buf.name!r} before writing it (no init); the cache "
+                                  "would not hold the earlier values")
+    items = D.stmt_items(scope.body)
+    mine = D.child_index_containing(items, me)
+    for other in info.sites:
+        if other is not me and D.child_index_containing(items, other) == mine and buf in (other.reads | other.writes):
+            raise ScheduleError(prim, f"block {other.name!r} accesses {buf.name!r} inside the same loop nest as "
+                                      f"{block!r}; the write-back cannot be placed between them")
+    name = D.fresh_name(func, f"{buf.name}_{storage_scope}")
+    cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
+    region = _scope_region(me, buf, "write")
+    new_blk = D.with_inferred_regions(substitute(blk, {}, {buf: cache}))
+    func = replace_path(func, path, realize.replace(block=new_blk))
+    func = _install(func, scope.name, cache, mine + 1, _copy_nest(name, cache, buf, region))
+    return func, name

@@ -1,0 +1,456 @@
+"""Shared analysis for the block-level primitives (compute_at, inline, cache, reduction, compaction).
+
+Three ideas live here because every block primitive needs all of them:
+
+* **Interval arithmetic on index expressions.** ``interval(e, relax)`` bounds an integer expression when
+  some variables range over ``[lo, hi]`` (symbolic bounds allowed) and the others stay fixed symbols. This
+  is how "the region of B that the consumer reads during one iteration of loop L" is computed: loop
+  variables above L stay symbolic, the ones below are relaxed.
+* **Block regions.** ``with_inferred_regions(block)`` recomputes a block's ``reads``/``writes`` with the
+  system-wide rule (``tunefarm.ir.regions.infer_block_regions``); primitives call it on every block whose
+  body they change, and ``region_under`` lifts a block's regions to the loops around it.
+* **Scope bookkeeping.** ``ScopeInfo`` lists the child blocks of a scope block in program order with the
+  buffers they really read and write, and answers the "who is between these two points" questions that
+  dependency checks need.
+"""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.arith import const_bound, simplify
+from ...ir.buffer import Buffer
+from ...ir.function import PrimFunc
+from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
+from ...ir.regions import infer_block_regions
+from ..error import ScheduleError
+from ..tree import enclosing_block, iter_paths, replace_path
+
+Interval = tuple  # (lo_expr, hi_expr), inclusive
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Interval arithmetic
+# ----------------------------------------------------------------------------------------------------------
+def interval(e: E.PrimExpr, relax: dict, bounds: dict | None = None) -> Interval | None:
+    """Inclusive ``(lo, hi)`` of integer expression ``e`` when each Var in ``relax`` ranges over its
+    ``(lo, hi)``; other variables are fixed. None when ``e`` is not monotone-analysable (a load, a
+    product of two relaxed terms, ...). ``bounds`` (Var -> inclusive ints) helps fold ``%``.
+    """
+    if isinstance(e, E.Var):
+        return relax.get(e, (e, e))
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return (e, e)
+    if not relax or not mentions(e, relax):
+        return (e, e)
+    if isinstance(e, E.Cast):
+        inner = interval(e.value, relax, bounds)
+        return None if inner is None else (E.cast(e.dtype, inner[0]), E.cast(e.dtype, inner[1]))
+    if not isinstance(e, E.Binary):
+        return None
+    op = e.op
+    if op in ("+", "-", "min", "max"):
+        a = interval(e.a, relax, bounds)
+        b = interval(e.b, relax, bounds)
+        if a is None or b is None:
+            return None
+        if op == "+":
+            return (E.add(a[0], b[0]), E.add(a[1], b[1]))
+        if op == "-":
+            return (E.sub(a[0], b[1]), E.sub(a[1], b[0]))
+        if op == "min":
+            return (E.min_(a[0], b[0]), E.min_(a[1], b[1]))
+        return (E.max_(a[0], b[0]), E.max_(a[1], b[1]))
+    if op == "*":
+        const, other = (e.b, e.a) if isinstance(e.b, E.IntImm) else (e.a, e.b)
+        if not isinstance(const, E.IntImm):
+            return None
+        x = interval(other, relax, bounds)
+        if x is None:
+            return None
+        lo, hi = E.mul(x[0], const), E.mul(x[1], const)
+        return (lo, hi) if const.value >= 0 else (hi, lo)
+    if op in ("//", "%") and isinstance(e.b, E.IntImm) and e.b.value > 0:
+        x = interval(e.a, relax, bounds)
+        if x is None:
+            return None
+        if op == "//":
+            return (E.floordiv(x[0], e.b), E.floordiv(x[1], e.b))
+        c = e.b.value
+        width = simplify(E.sub(x[1], x[0]), bounds)
+        first = simplify(E.floormod(x[0], e.b), bounds)
+        if isinstance(width, E.IntImm) and isinstance(first, E.IntImm) and first.value + width.value < c:
+            return (first, E.const(first.value + width.value, e.dtype))
+        return (E.const(0, e.dtype), E.const(c - 1, e.dtype))
+    return None
+
+
+def mentions(e, variables) -> bool:
+    """Whether expression ``e`` uses any Var in ``variables`` (a fast, allocation-free walk)."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, E.Var):
+            if n in variables:
+                return True
+        elif isinstance(n, E.Binary):
+            stack.append(n.a)
+            stack.append(n.b)
+        elif isinstance(n, (E.IntImm, E.FloatImm)):
+            continue
+        elif isinstance(n, E.BufferLoad):
+            stack.extend(n.indices)
+        elif isinstance(n, E.Call):
+            stack.extend(n.args)
+        elif isinstance(n, E.Select):
+            stack.extend((n.cond, n.true_value, n.false_value))
+        elif isinstance(n, E.Cast):
+            stack.append(n.value)
+        elif isinstance(n, E.Not):
+            stack.append(n.a)
+        else:
+            return uses_var(n, variables)
+    return False
+
+
+def sym_min(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimExpr:
+    """``min(a, b)``, decided statically when the difference has a known sign."""
+    if a is b:
+        return a
+    d = const_bound(simplify(E.sub(a, b), bounds), bounds)
+    if d is not None:
+        if d[1] <= 0:
+            return a
+        if d[0] >= 0:
+            return b
+    return simplify(E.min_(a, b), bounds)
+
+
+def sym_max(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimExpr:
+    if a is b:
+        return a
+    d = const_bound(simplify(E.sub(a, b), bounds), bounds)
+    if d is not None:
+        if d[0] >= 0:
+            return a
+        if d[1] <= 0:
+            return b
+    return simplify(E.max_(a, b), bounds)
+
+
+def loop_interval(loop: S.For, relax: dict, bounds: dict | None = None) -> Interval:
+    """Inclusive range of a loop variable (its min/extent may themselves depend on relaxed variables)."""
+    lo = interval(loop.min, relax, bounds) or (loop.min, loop.min)
+    hi_e = E.sub(E.add(loop.min, loop.extent), E.const(1, loop.extent.dtype))
+    hi = interval(hi_e, relax, bounds) or (hi_e, hi_e)
+    return (simplify(lo[0], bounds), simplify(hi[1], bounds))
+
+
+def int_bounds_of(relax: dict, bounds: dict | None = None) -> dict:
+    """Integer bounds of the relaxed variables whose intervals are constant (for simplification)."""
+    out = dict(bounds or {})
+    for v, (lo, hi) in relax.items():
+        if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
+            out[v] = (lo.value, hi.value)
+        else:
+            lb, hb = const_bound(lo, out), const_bound(hi, out)
+            if lb is not None and hb is not None:
+                out[v] = (lb[0], hb[1])
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Regions
+# ----------------------------------------------------------------------------------------------------------
+def loads_of(node, buf: Buffer) -> list[E.BufferLoad]:
+    """Every load of ``buf`` below ``node`` (expression or statement), in program order."""
+    out = []
+
+    class _V(IRVisitor):
+        def visit_BufferLoad(self, n):
+            if n.buffer is buf:
+                out.append(n)
+            super().visit_BufferLoad(n)
+
+    _V().visit(node)
+    return out
+
+
+def with_inferred_regions(block: S.Block) -> S.Block:
+    reads, writes = infer_block_regions(block)
+    return block.replace(reads=reads, writes=writes)
+
+
+def region_under(realize: S.BlockRealize, buffer: Buffer, kind: str, relax: dict,
+                 bounds: dict) -> list[Interval] | None:
+    """The region of ``buffer`` that ``realize`` reads (``kind="read"``) or writes, as inclusive
+    ``(lo, hi)`` per dimension in the variables that are not relaxed; None if the block does not access it.
+
+    ``relax`` maps the loop variables between the point of view and the block to their intervals.
+    """
+    reads, writes = infer_block_regions(realize.block)
+    regions = [r for r in (reads if kind == "read" else writes) if r.buffer is buffer]
+    if kind == "read" and realize.block.init is not None and not regions:
+        # a reduction also reads what it writes (its update), though TVM does not list it
+        regions = [r for r in writes if r.buffer is buffer]
+    if not regions:
+        return None
+    vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    out = None
+    for reg in regions:
+        dims = []
+        for d, rg in enumerate(reg.region):
+            lo_e = substitute(rg.min, vmap)
+            hi_e = substitute(E.sub(E.add(rg.min, rg.extent), E.const(1, rg.extent.dtype)), vmap)
+            lo = interval(lo_e, relax, bounds)
+            hi = interval(hi_e, relax, bounds)
+            if lo is None or hi is None:
+                ext = buffer.shape[d]
+                dims.append((E.const(0, ext.dtype), simplify(E.sub(ext, E.const(1, ext.dtype)), bounds)))
+            else:
+                dims.append((simplify(lo[0], bounds), simplify(hi[1], bounds)))
+        out = dims if out is None else [(sym_min(a[0], b[0], bounds), sym_max(a[1], b[1], bounds))
+                                        for a, b in zip(out, dims)]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Scopes, positions and dependencies
+# ----------------------------------------------------------------------------------------------------------
+class BlockSite:
+    """A child block of a scope: its path, program-order index and the buffers it really accesses."""
+
+    __slots__ = ("path", "order", "realize", "block", "reads", "writes")
+
+    def __init__(self, path, order: int):
+        self.path = path
+        self.order = order
+        self.realize = path[-1]
+        self.block = self.realize.block
+        body = S.SeqStmt([x for x in (self.block.init, self.block.body) if x is not None])
+        r, w = collect_buffer_accesses(body)
+        local = _allocated_inside(self.block)
+        self.reads = {b for b in r if b not in local} | {x.buffer for x in self.block.reads}
+        self.writes = {b for b in w if b not in local} | {x.buffer for x in self.block.writes}
+
+    @property
+    def name(self) -> str:
+        return self.block.name
+
+    def under(self, node) -> bool:
+        return any(n is node for n in self.path)
+
+
+def _allocated_inside(block: S.Block) -> set:
+    out = set(block.alloc_buffers)
+    for path in iter_paths(block.body):
+        n = path[-1]
+        if isinstance(n, S.BlockRealize):
+            out.update(n.block.alloc_buffers)
+    return out
+
+
+class ScopeInfo:
+    """The child blocks of one scope block, in program order, with pre-order positions of all nodes."""
+
+    def __init__(self, func: PrimFunc, scope: S.Block):
+        self.func = func
+        self.scope = scope
+        self.order: dict = {}
+        self.sites: list[BlockSite] = []
+        for k, path in enumerate(iter_paths(func.body)):
+            node = path[-1]
+            self.order[node] = k
+            if isinstance(node, S.BlockRealize) and enclosing_block(path) is scope:
+                self.sites.append(BlockSite(path, k))
+
+    def site(self, realize: S.BlockRealize) -> BlockSite:
+        for s in self.sites:
+            if s.realize is realize:
+                return s
+        raise ScheduleError("dataflow", f"block {realize.block.name!r} is not a child of scope "
+                                        f"{self.scope.name!r}")
+
+    def readers(self, buf: Buffer, exclude=None) -> list[BlockSite]:
+        return [s for s in self.sites if buf in s.reads and s is not exclude]
+
+    def writers(self, buf: Buffer, exclude=None) -> list[BlockSite]:
+        return [s for s in self.sites if buf in s.writes and s is not exclude]
+
+    def last_order_under(self, node) -> int:
+        """The largest pre-order index inside ``node``'s subtree."""
+        best = self.order[node]
+        for path in iter_paths(node):
+            k = self.order.get(path[-1])
+            if k is not None and k > best:
+                best = k
+        return best
+
+
+def block_path(func: PrimFunc, name: str, primitive: str):
+    """Path of a block by name, refusing the root block (it cannot be moved, inlined or cached)."""
+    from ..tree import find_block
+
+    if not isinstance(name, str):
+        raise ScheduleError(primitive, f"expected a block name (str), got {type(name).__name__}")
+    if not (isinstance(func.body, S.BlockRealize) and func.body.block.name == "root"):
+        raise ScheduleError(primitive, f"function {func.name!r} is not in block form (no root block)")
+    path = find_block(func, name, primitive)
+    if len(path) == 1:
+        raise ScheduleError(primitive, f"block {name!r} is the root block of the function")
+    return path
+
+
+def loop_path(func: PrimFunc, loop, primitive: str):
+    from ..tree import find_loop
+
+    if not isinstance(loop, E.Var):
+        raise ScheduleError(primitive, f"expected a loop variable, got {type(loop).__name__}")
+    return find_loop(func, loop, primitive)
+
+
+def is_param(func: PrimFunc, buf: Buffer) -> bool:
+    return any(p is buf for p in func.params)
+
+
+def all_buffer_names(func: PrimFunc) -> set:
+    names = {p.name for p in func.params}
+    for path in iter_paths(func.body):
+        n = path[-1]
+        if isinstance(n, S.Block):
+            names.update(b.name for b in n.alloc_buffers)
+        elif isinstance(n, S.BlockRealize):
+            names.add(n.block.name)
+            names.update(b.name for b in n.block.alloc_buffers)
+    return names
+
+
+def fresh_name(func: PrimFunc, base: str, taken=()) -> str:
+    """``base`` or ``base_1``, ``base_2``... unused by any block or buffer of ``func`` (nor ``taken``)."""
+    used = all_buffer_names(func) | set(taken)
+    if base not in used:
+        return base
+    k = 1
+    while f"{base}_{k}" in used:
+        k += 1
+    return f"{base}_{k}"
+
+
+def stmt_items(body) -> list:
+    return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
+
+
+def child_index_containing(items, site: BlockSite) -> int | None:
+    for k, item in enumerate(items):
+        if site.under(item):
+            return k
+    return None
+
+
+def remove_block(func: PrimFunc, realize: S.BlockRealize) -> PrimFunc:
+    """``func`` without ``realize``, also removing the loops that held nothing else."""
+    path = None
+    for p in iter_paths(func.body):
+        if p[-1] is realize:
+            path = p
+            break
+    if path is None:
+        raise ScheduleError("dataflow", f"block {realize.block.name!r} not found")
+    i = len(path) - 1
+    while i - 1 >= 1 and isinstance(path[i - 1], S.For):
+        i -= 1
+    parent = path[i - 1]
+    if isinstance(parent, S.IfThenElse):
+        return replace_path(func, path[: i + 1], S.SeqStmt(()))
+    return replace_path(func, path[: i + 1], None)
+
+
+def find_path_of(func: PrimFunc, node):
+    for p in iter_paths(func.body):
+        if p[-1] is node:
+            return p
+    return None
+
+
+def path_to_block(func: PrimFunc, block: S.Block):
+    """Path ending at the ``Block`` node itself (``func.body`` for the root)."""
+    for p in iter_paths(func.body):
+        if p[-1] is block:
+            return p
+    raise ScheduleError("dataflow", f"block {block.name!r} not found")
+
+
+def allocating_block(func: PrimFunc, buf: Buffer) -> S.Block | None:
+    for p in iter_paths(func.body):
+        n = p[-1]
+        if isinstance(n, S.Block) and any(b is buf for b in n.alloc_buffers):
+            return n
+    return None
+
+
+def rebuild_block(func: PrimFunc, block: S.Block, new_block: S.Block) -> PrimFunc:
+    return replace_path(func, path_to_block(func, block), new_block)
+
+
+def loops_between(path, top) -> list[S.For]:
+    """Loops on ``path`` strictly below node ``top`` (outermost first)."""
+    out = []
+    seen = top is None
+    for n in path[:-1]:
+        if seen and isinstance(n, S.For):
+            out.append(n)
+        if n is top:
+            seen = True
+    return out
+
+
+def relax_loops(loops, bounds: dict) -> tuple[dict, dict]:
+    """Intervals for ``loops`` (outermost first) and the integer bounds extended by them."""
+    relax: dict = {}
+    b = dict(bounds)
+    for lp in loops:
+        relax[lp.loop_var] = loop_interval(lp, relax, b)
+        b = int_bounds_of({lp.loop_var: relax[lp.loop_var]}, b)
+    return relax, b
+
+
+def binding_kinds(realize: S.BlockRealize) -> dict:
+    """``Var -> {"S", "R"}``: the kinds of iteration variables each outer variable is bound into."""
+    kinds: dict = {}
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        for v in expr_vars(value):
+            kinds.setdefault(v, set()).add(iv.iter_type)
+    return kinds
+
+
+def expr_vars(e) -> list[E.Var]:
+    """The variables of an index expression, first-use order (fast path of ``functor.collect_vars``)."""
+    out: dict = {}
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, E.Var):
+            out.setdefault(n, None)
+        elif isinstance(n, E.Binary):
+            stack.append(n.b)
+            stack.append(n.a)
+        elif isinstance(n, (E.IntImm, E.FloatImm)):
+            continue
+        elif isinstance(n, E.Cast):
+            stack.append(n.value)
+        else:
+            from ...ir.functor import collect_vars
+
+            for v in collect_vars(n):
+                out.setdefault(v, None)
+    return list(out)
+
+
+def outer_loop_vars(path, scope: S.Block) -> list[E.Var]:
+    """Variables of the loops on ``path`` above the ``scope`` block (fixed for everything inside it)."""
+    out = []
+    for n in path:
+        if n is scope:
+            break
+        if isinstance(n, S.For):
+            out.append(n.loop_var)
+    return out

@@ -1,0 +1,289 @@
+"""Reduction primitives: decompose_reduction and rfactor (TensorIR semantics).
+
+``decompose_reduction(block, loop)`` turns a block's ``init`` into a separate block ``<block>_init``
+placed right before ``loop``, under copies (``<name>_init``) of the loops from ``loop`` down that feed
+spatial iteration variables; loops bound only to reduction variables are not copied. Unlike TVM the
+original block keeps its name (TVM renames it ``<block>_update``) so that references to it stay valid.
+
+``rfactor(loop, factor_axis)`` splits a sum/product/min/max reduction along ``loop``: a new block
+``<block>_rf`` computes partial results into ``<C>_rf`` (``C``'s shape with ``loop``'s extent inserted at
+``factor_axis``) where ``loop`` is a *spatial* axis, and the original block, now after that loop nest and
+under copies of the spatial loops and of ``loop``, reduces the partial results into ``C``.
+"""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.arith import simplify
+from ...ir.buffer import Buffer
+from ...ir.dtype import is_float
+from ...ir.function import PrimFunc
+from ...ir.functor import collect_vars, substitute, uses_var
+from ..error import ScheduleError
+from ..tree import enclosing_block, find_block, find_loop, loops_above, replace_path
+from . import dataflow as D
+from .query import blocks_under
+
+
+def _conjuncts(e: E.PrimExpr) -> list:
+    if isinstance(e, E.Binary) and e.op == "and":
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    if isinstance(e, E.IntImm) and e.value:
+        return []
+    return [e]
+
+
+def _restrict_predicate(pred: E.PrimExpr, vmap: dict, available: set) -> E.PrimExpr:
+    """The conjuncts of ``pred`` whose variables are all mapped or available, rewritten by ``vmap``."""
+    out = S.TRUE
+    for c in _conjuncts(pred):
+        if all(v in vmap or v in available for v in collect_vars(c)):
+            c = substitute(c, vmap)
+            out = c if out is S.TRUE else E.logical_and(out, c)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# decompose_reduction
+# ----------------------------------------------------------------------------------------------------------
+def decompose_reduction(func: PrimFunc, block: str, loop: E.Var) -> tuple[PrimFunc, str]:
+    """Split ``block``'s init into ``<block>_init`` placed before ``loop``; returns the init block's name."""
+    prim = "decompose_reduction"
+    bpath = D.block_path(func, block, prim)
+    realize = bpath[-1]
+    blk = realize.block
+    if blk.init is None:
+        raise ScheduleError(prim, f"block {block!r} has no init statement to decompose")
+    lpath = D.loop_path(func, loop, prim)
+    L = lpath[-1]
+    loops = loops_above(bpath)
+    pos = next((k for k, lp in enumerate(loops) if lp is L), None)
+    if pos is None:
+        raise ScheduleError(prim, f"loop {loop.name!r} is not an ancestor of block {block!r} in its scope")
+    kinds = D.binding_kinds(realize)
+    for lp in loops[:pos]:
+        if "R" in kinds.get(lp.loop_var, ()):
+            raise ScheduleError(prim, f"loop {lp.loop_var.name!r} above {loop.name!r} is bound to a reduction "
+                                      f"variable of {block!r}; the init would run once per iteration of it")
+    scope = enclosing_block(bpath)
+    info = D.ScopeInfo(func, scope)
+    me = info.site(realize)
+    for other in info.sites:
+        if other is not me and other.under(L) and (other.reads | other.writes) & me.writes:
+            raise ScheduleError(prim, f"block {other.name!r} under loop {loop.name!r} also accesses the buffers "
+                                      f"{block!r} writes")
+    lmap: dict = {}
+    copied = []
+    for lp in loops[pos:]:
+        k = kinds.get(lp.loop_var, set())
+        if "S" in k and "R" in k:
+            raise ScheduleError(prim, f"loop {lp.loop_var.name!r} is bound to both spatial and reduction "
+                                      f"variables of {block!r}")
+        if not k and not (isinstance(lp.extent, E.IntImm) and lp.extent.value == 1):
+            raise ScheduleError(prim, f"loop {lp.loop_var.name!r} under {loop.name!r} is bound to no iteration "
+                                      f"variable of {block!r}; the init runs in each of its iterations")
+        if "S" in k:
+            nv = E.Var(f"{lp.loop_var.name}_init", lp.loop_var.dtype)
+            lmap[lp.loop_var] = nv
+            copied.append((lp, nv))
+    ivmap: dict = {}
+    ivs, values = [], []
+    for iv, value in zip(blk.iter_vars, realize.iter_values):
+        if iv.iter_type != "S":
+            continue
+        nv = iv.var.copy_with_name()
+        ivmap[iv.var] = nv
+        ivs.append(S.IterVar(nv, iv.dom, "S"))
+        values.append(substitute(value, lmap))
+    if uses_var(blk.init, {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}):
+        raise ScheduleError(prim, f"the init of block {block!r} uses reduction variables")
+    available = {lp.loop_var for lp in loops[:pos]} | set(D.outer_loop_vars(bpath, scope))
+    pred = _restrict_predicate(realize.predicate, lmap, available)
+    name = D.fresh_name(func, f"{block}_init")
+    init_block = D.with_inferred_regions(S.Block(name, ivs, (), (), substitute(blk.init, ivmap)))
+    nest: S.Stmt = S.BlockRealize(values, pred, init_block)
+    for lp, nv in reversed(copied):
+        nest = S.For(nv, substitute(lp.min, lmap), substitute(lp.extent, lmap), lp.kind, nest)
+    new_blk = D.with_inferred_regions(blk.replace(init=None))
+    func = replace_path(func, bpath, realize.replace(block=new_blk))
+    lpath = find_loop(func, loop, prim)
+    func = replace_path(func, lpath, S.SeqStmt((nest, lpath[-1])))
+    return func, name
+
+
+# ----------------------------------------------------------------------------------------------------------
+# rfactor
+# ----------------------------------------------------------------------------------------------------------
+_COMBINERS = ("+", "*", "min", "max")
+
+
+def _identity(op: str, dtype: str) -> E.PrimExpr:
+    if op == "+":
+        return E.const(0, dtype)
+    if op == "*":
+        return E.const(1, dtype)
+    if is_float(dtype):
+        return E.FloatImm(float("inf") if op == "min" else float("-inf"), dtype)
+    import numpy as np
+
+    info = np.iinfo(np.dtype(dtype))
+    return E.const(int(info.max) if op == "min" else int(info.min), dtype)
+
+
+def _same_indices(a, b) -> bool:
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        d = simplify(E.sub(x, y))
+        if not (isinstance(d, E.IntImm) and d.value == 0):
+            return False
+    return len(a) == len(b)
+
+
+def _match_reduction(prim: str, blk: S.Block):
+    """``(store, op, rhs, load_first)`` for ``C[i] = C[i] op rhs`` (or ``rhs op C[i]``)."""
+    body = blk.body
+    while isinstance(body, S.SeqStmt) and len(body.seq) == 1:
+        body = body.seq[0]
+    if not isinstance(body, S.BufferStore):
+        raise ScheduleError(prim, f"block {blk.name!r} must be a single store 'C[...] = C[...] op value'")
+    v = body.value
+    if not (isinstance(v, E.Binary) and v.op in _COMBINERS):
+        raise ScheduleError(prim, f"block {blk.name!r} is not a sum/product/min/max reduction")
+
+    def is_self(e):
+        return isinstance(e, E.BufferLoad) and e.buffer is body.buffer and _same_indices(e.indices, body.indices)
+
+    if is_self(v.a):
+        rhs, first = v.b, True
+    elif is_self(v.b):
+        rhs, first = v.a, False
+    else:
+        raise ScheduleError(prim, f"block {blk.name!r} does not combine {body.buffer.name!r} with a value")
+    if D.loads_of(rhs, body.buffer):
+        raise ScheduleError(prim, f"the reduced value of {blk.name!r} reads {body.buffer.name!r} itself")
+    return body, v.op, rhs, first
+
+
+def _combine(op: str, acc: E.PrimExpr, val: E.PrimExpr, acc_first: bool) -> E.PrimExpr:
+    from ...ir.functor import binary
+
+    return binary(op, acc, val) if acc_first else binary(op, val, acc)
+
+
+def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, str]:
+    """Factor the reduction over ``loop`` into a new ``<block>_rf`` block; returns its name."""
+    prim = "rfactor"
+    lpath = D.loop_path(func, loop, prim)
+    L = lpath[-1]
+    bound = [r for r in blocks_under(L.body) if loop in D.binding_kinds(r)]
+    if not bound:
+        raise ScheduleError(prim, f"loop {loop.name!r} is not bound to any block's iteration variable")
+    if len(bound) > 1:
+        raise ScheduleError(prim, f"loop {loop.name!r} is bound to several blocks {[r.block.name for r in bound]}")
+    realize = bound[0]
+    blk = realize.block
+    kinds = D.binding_kinds(realize)
+    if "S" in kinds[loop]:
+        raise ScheduleError(prim, f"loop {loop.name!r} is bound to a spatial iteration variable of block "
+                                  f"{blk.name!r}; rfactor needs a reduction loop")
+    if blk.init is None:
+        raise ScheduleError(prim, f"block {blk.name!r} has no init; rfactor needs a reduction block with init")
+    store, op, rhs, acc_first = _match_reduction(prim, blk)
+    out = store.buffer
+    if uses_var(blk.init, {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}):
+        raise ScheduleError(prim, f"the init of block {blk.name!r} uses reduction variables")
+    if D.mentions(L.extent, set(D.expr_vars(L.extent)) - set(func.symbolic_vars())):
+        raise ScheduleError(prim, f"the extent of loop {loop.name!r} depends on other loops; the rfactor "
+                                  "buffer needs a fixed size")
+    if isinstance(factor_axis, bool) or not isinstance(factor_axis, int):
+        raise ScheduleError(prim, f"factor_axis must be an int, got {type(factor_axis).__name__}")
+    ndim = len(out.shape)
+    if not -(ndim + 1) <= factor_axis <= ndim:
+        raise ScheduleError(prim, f"factor_axis {factor_axis} is out of range for the {ndim}-d buffer "
+                                  f"{out.name!r} (allowed {-(ndim + 1)}..{ndim})")
+    axis = factor_axis + ndim + 1 if factor_axis < 0 else factor_axis
+    bpath = D.find_path_of(func, realize)
+    loops = loops_above(bpath)
+    for lp in loops:
+        k = kinds.get(lp.loop_var, set())
+        if "S" in k and "R" in k:
+            raise ScheduleError(prim, f"loop {lp.loop_var.name!r} is bound to both spatial and reduction "
+                                      f"variables of {blk.name!r}")
+    scope = enclosing_block(bpath)
+    info = D.ScopeInfo(func, scope)
+    me = info.site(realize)
+    items = D.stmt_items(scope.body)
+    mine = D.child_index_containing(items, me)
+    for other in info.sites:
+        if other is not me and D.child_index_containing(items, other) == mine and \
+                (other.reads | other.writes) & me.writes:
+            raise ScheduleError(prim, f"block {other.name!r} accesses {sorted(b.name for b in me.writes)} inside "
+                                      f"the loop nest of {blk.name!r}")
+    rf_name = D.fresh_name(func, f"{blk.name}_rf")
+    rf_buf = Buffer(D.fresh_name(func, f"{out.name}_rf"),
+                    out.shape[:axis] + (L.extent,) + out.shape[axis:], out.dtype, out.scope)
+
+    # --- the rfactor block: loop becomes spatial, every other reduction loop gets its own variable ---
+    r_loops = [lp for lp in loops if "R" in kinds.get(lp.loop_var, ())]
+    loop_to_var = {lp.loop_var: E.Var(f"v{lp.loop_var.name}", lp.loop_var.dtype) for lp in r_loops}
+    rf_var = loop_to_var[loop]
+    reduce_sub = {}
+    for iv, value in zip(blk.iter_vars, realize.iter_values):
+        if iv.iter_type == "R":
+            reduce_sub[iv.var] = substitute(value, loop_to_var)
+    rf_ivs = [S.IterVar(rf_var, S.Range(L.min, L.extent), "S")]
+    rf_values = [loop]
+    for iv, value in zip(blk.iter_vars, realize.iter_values):
+        if iv.iter_type == "S":
+            rf_ivs.append(iv)
+            rf_values.append(value)
+    for lp in r_loops:
+        if lp is not L:
+            rf_ivs.append(S.IterVar(loop_to_var[lp.loop_var], S.Range(lp.min, lp.extent), "R"))
+            rf_values.append(lp.loop_var)
+    rf_pos = simplify(E.sub(rf_var, L.min))
+    rf_idx = store.indices[:axis] + (rf_pos,) + store.indices[axis:]
+    rf_load = E.BufferLoad(rf_buf, rf_idx)
+    rf_body = S.BufferStore(rf_buf, _combine(op, rf_load, substitute(rhs, reduce_sub), acc_first), rf_idx)
+    rf_init = S.BufferStore(rf_buf, _identity(op, out.dtype), rf_idx)
+    rf_block = D.with_inferred_regions(S.Block(rf_name, rf_ivs, (), (), rf_body, rf_init,
+                                               annotations=blk.annotations))
+    rf_realize = S.BlockRealize(rf_values, realize.predicate, rf_block)
+
+    # --- the write-back: the original block reducing the partial results over a copy of ``loop`` ---
+    lmap, copies = {}, []
+    for lp in loops:
+        if lp is L or "S" in kinds.get(lp.loop_var, ()):
+            nv = E.Var(lp.loop_var.name, lp.loop_var.dtype)
+            lmap[lp.loop_var] = nv
+            copies.append((lp, nv))
+    wb_rf_var = E.Var(f"v{loop.name}", loop.dtype)
+    ivmap = {}
+    wb_ivs = [S.IterVar(wb_rf_var, S.Range(L.min, L.extent), "R")]
+    wb_values = [lmap[loop]]
+    for iv, value in zip(blk.iter_vars, realize.iter_values):
+        if iv.iter_type == "S":
+            nv = iv.var.copy_with_name()
+            ivmap[iv.var] = nv
+            wb_ivs.append(S.IterVar(nv, iv.dom, "S"))
+            wb_values.append(substitute(value, lmap))
+    out_idx = tuple(substitute(i, ivmap) for i in store.indices)
+    part_idx = out_idx[:axis] + (simplify(E.sub(wb_rf_var, L.min)),) + out_idx[axis:]
+    wb_body = S.BufferStore(out, _combine(op, E.BufferLoad(out, out_idx), E.BufferLoad(rf_buf, part_idx),
+                                          acc_first), out_idx)
+    wb_block = D.with_inferred_regions(S.Block(blk.name, wb_ivs, (), (), wb_body, substitute(blk.init, ivmap),
+                                               annotations=blk.annotations))
+    outer = set(D.outer_loop_vars(bpath, scope))
+    wb: S.Stmt = S.BlockRealize(wb_values, _restrict_predicate(realize.predicate, lmap, outer), wb_block)
+    for lp, nv in reversed(copies):
+        wb = S.For(nv, lp.min, lp.extent, "serial" if lp is L else lp.kind, wb)
+
+    func = replace_path(func, bpath, rf_realize)
+    spath = find_block(func, scope.name, prim)
+    sblock = spath[-1].block
+    new_items = D.stmt_items(sblock.body)
+    new_items.insert(mine + 1, wb)
+    sblock = sblock.replace(body=S.seq(new_items), alloc_buffers=sblock.alloc_buffers + (rf_buf,))
+    func = replace_path(func, spath, spath[-1].replace(block=sblock))
+    return func, rf_name
