@@ -1,0 +1,98 @@
+"""Loop kinds and annotations: parallel, vectorize, unroll, annotate, unannotate.
+
+``parallel`` and ``vectorize`` run iterations at the same time, so they are only legal on data-parallel
+loops: no block below may bind the loop into a reduction iteration variable, and every reduction block
+below must bind it into one of its spatial variables (otherwise all iterations would update the same
+accumulator). ``unroll`` only changes how the loop is emitted and is always legal.
+"""
+from __future__ import annotations
+
+from ...ir import expr as E
+from ...ir import stmt as S
+from ...ir.function import PrimFunc
+from ..error import ScheduleError
+from ..tree import find_block, find_loop, replace_path
+from .query import binding_kinds, blocks_under, is_reduction_block
+
+ANNOTATION_TYPES = (bool, int, float, str)
+
+
+def check_data_parallel(loop: S.For, primitive: str) -> None:
+    """Raise unless every iteration of ``loop`` may run concurrently with the others (see module doc)."""
+    name = loop.loop_var.name
+    for realize in blocks_under(loop.body):
+        kinds = binding_kinds(realize).get(loop.loop_var, set())
+        if "R" in kinds:
+            raise ScheduleError(primitive, f"loop {name!r} is bound into a reduction iteration variable of block "
+                                           f"{realize.block.name!r}")
+        if is_reduction_block(realize.block) and "S" not in kinds:
+            raise ScheduleError(primitive, f"loop {name!r} is not bound into any spatial iteration variable of "
+                                           f"reduction block {realize.block.name!r}; its iterations would "
+                                           "update the same accumulator")
+
+
+def _set_kind(func: PrimFunc, loop: E.Var, kind: str, primitive: str) -> PrimFunc:
+    path = find_loop(func, loop, primitive)
+    node: S.For = path[-1]
+    if kind in ("parallel", "vectorized"):
+        check_data_parallel(node, primitive)
+    if node.kind == kind:
+        return func
+    return replace_path(func, path, node.replace(kind=kind))
+
+
+def parallel(func: PrimFunc, loop: E.Var) -> PrimFunc:
+    return _set_kind(func, loop, "parallel", "parallel")
+
+
+def vectorize(func: PrimFunc, loop: E.Var) -> PrimFunc:
+    return _set_kind(func, loop, "vectorized", "vectorize")
+
+
+def unroll(func: PrimFunc, loop: E.Var) -> PrimFunc:
+    return _set_kind(func, loop, "unrolled", "unroll")
+
+
+def _check_value(key, value, primitive: str) -> None:
+    if not isinstance(key, str) or not key:
+        raise ScheduleError(primitive, f"the annotation key must be a non-empty string, got {key!r}")
+    if not isinstance(value, ANNOTATION_TYPES):
+        raise ScheduleError(primitive, f"annotation {key!r}: the value must be an int, float, str or bool, "
+                                       f"got {type(value).__name__}")
+
+
+def annotate_loop(func: PrimFunc, loop: E.Var, key: str, value) -> PrimFunc:
+    _check_value(key, value, "annotate")
+    path = find_loop(func, loop, "annotate")
+    node: S.For = path[-1]
+    anns = dict(node.annotations)
+    anns[key] = value
+    return replace_path(func, path, node.replace(annotations=anns))
+
+
+def annotate_block(func: PrimFunc, block: str, key: str, value) -> PrimFunc:
+    _check_value(key, value, "annotate")
+    path = find_block(func, block, "annotate")
+    realize: S.BlockRealize = path[-1]
+    anns = dict(realize.block.annotations)
+    anns[key] = value
+    return replace_path(func, path, realize.replace(block=realize.block.replace(annotations=anns)))
+
+
+def unannotate_loop(func: PrimFunc, loop: E.Var, key: str) -> PrimFunc:
+    """Remove an annotation (a missing key is not an error, as in TVM)."""
+    path = find_loop(func, loop, "unannotate")
+    node: S.For = path[-1]
+    if key not in node.annotations:
+        return func
+    anns = {k: v for k, v in node.annotations.items() if k != key}
+    return replace_path(func, path, node.replace(annotations=anns))
+
+
+def unannotate_block(func: PrimFunc, block: str, key: str) -> PrimFunc:
+    path = find_block(func, block, "unannotate")
+    realize: S.BlockRealize = path[-1]
+    if key not in realize.block.annotations:
+        return func
+    anns = {k: v for k, v in realize.block.annotations.items() if k != key}
+    return replace_path(func, path, realize.replace(block=realize.block.replace(annotations=anns)))
