@@ -120,7 +120,78 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_best, add_report]
+# -- tune-model / compile / run (whole models; logic in tunefarm/graph/cli_commands.py) -----------------------
+def _graph_command(fn_name: str, args: argparse.Namespace) -> int:
+    from tunefarm.graph import cli_commands
+
+    try:
+        return getattr(cli_commands, fn_name)(args)
+    except cli_commands.CLIError as e:
+        raise CommandError(str(e)) from None
+
+
+def add_tune_model(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune-model", help="tune a whole model, compile it, check it and time it",
+                       description="Tune every kernel of a model on the farm (one job, budget shared by the task "
+                                   "scheduler), compile the model from the database, check it against numpy and "
+                                   "time it against numpy and torch. 'mlp' is the course's FashionMNIST MLP.")
+    p.add_argument("model", choices=("mlp", "convnet"), help="model to tune")
+    p.add_argument("--params", help="weights: the course's .pkl (sha256-checked) or an .npz (default: fetch the "
+                                    "course's file into ~/.cache/tunefarm, else seeded random weights)")
+    p.add_argument("--trials", type=int, default=256, help="trial budget per batch size (stored trials count)")
+    p.add_argument("--db", default="tune.sqlite", help="trace database (created if missing; default tune.sqlite)")
+    p.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 1 and 64)")
+    p.add_argument("--target", default=None, help="e.g. 'llvm -num-cores=1' (default: the farm's CPU)")
+    p.add_argument("--farm", choices=("ray", "local"), default="ray",
+                   help="ray (default; a private local Ray unless --ray-address) or local worker processes")
+    p.add_argument("--ray-address", default=None, help="join a Ray cluster ('auto' or host:port)")
+    p.add_argument("--workers", type=int, default=None, help="measuring workers (default: one per core)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save-dir", default=None, help="also save each compiled executable in this directory")
+    p.add_argument("--no-download", action="store_true", help="never fetch the course's weights from the network")
+    p.set_defaults(func=cmd_tune_model)
+
+
+def cmd_tune_model(args: argparse.Namespace) -> int:
+    return _graph_command("tune_model_command", args)
+
+
+def add_compile(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compile", help="compile a model from a trace database into one executable file",
+                       description="Every kernel takes its best trace for the target (untuned ones a default "
+                                   "schedule); the whole model becomes one native function saved as one file.")
+    p.add_argument("model", choices=("mlp", "convnet"), help="model to compile")
+    p.add_argument("-o", "--output", required=True, help="executable file to write (e.g. mlp.tfx)")
+    p.add_argument("--params", help="weights file (.pkl from the course, or .npz)")
+    p.add_argument("--db", default=None, help="trace database with tuned kernels (default: none, default schedules)")
+    p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    p.add_argument("--target", default=None, help="target (default: this machine)")
+    p.add_argument("--no-download", action="store_true", help="never fetch the course's weights from the network")
+    p.set_defaults(func=cmd_compile)
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    return _graph_command("compile_command", args)
+
+
+def add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a compiled executable on .npy inputs",
+                       description="Load an executable written by 'tunefarm compile' (no tuning stack is "
+                                   "imported) and run it on .npy inputs, or on seeded random inputs.")
+    p.add_argument("executable", help="file written by 'tunefarm compile' or Executable.save")
+    p.add_argument("--input", action="append", help="input .npy file (repeat for several inputs)")
+    p.add_argument("--output", help="write the result to this .npy file (default: print it)")
+    p.add_argument("--bench", action="store_true", help="also time a call (median, through Python)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs used without --input")
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    return _graph_command("run_command", args)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_best, add_report, add_tune_model, add_compile,
+                                                                 add_run]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -153,11 +153,11 @@ def test_missing_annotation_and_bad_annotation():
 
 
 def test_unknown_decorator_and_missing_decorator():
-    with pytest.raises(ParseError, match="unknown decorator `@R.function`") as info:
+    with pytest.raises(ParseError, match="unknown decorator `@R.kernel`") as info:
         from_source("""
 @ir_module
 class M:
-    @R.function
+    @R.kernel
     def main(x):
         return x
 """)

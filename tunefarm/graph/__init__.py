@@ -1,22 +1,38 @@
 """Whole models (layer ``graph``): the Relax subset the course uses, passes, task extraction, and the
-compiler that turns a model plus its tuned kernels into one native executable."""
+compiler that turns a model plus its tuned kernels into one native executable.
+
+Course names map as: ``relax.BlockBuilder`` -> ``BlockBuilder``; ``relax.Var(name, TensorStructInfo(...))``
+-> ``Var``/``var``; ``relax.const`` -> ``const``; ``relax.transform.BindParams`` -> ``transform.BindParams``
+(also ``BindParams``); ``relax.build`` / ``tvm.compile`` -> ``tunefarm.compile``;
+``relax.VirtualMachine(ex, dev)["main"]`` -> ``VirtualMachine``; ``tvm.register_func`` ->
+``tunefarm.register_func``; ``relax.op.*`` -> ``ops``.
+"""
 from . import ops, passes
+from . import passes as transform
 from .builder import BlockBuilder, const, var
 from .compile import compile
-from .executable import Executable, load
-from .expr import Call, Constant, GraphVar, TensorType
+from .executable import Executable, ExecutableError, load
+from .expr import Call, Constant, GraphVar, TensorStructInfo, TensorType
 from .function import Binding, DataflowBlock, Function
+from .ops import ShapeError, call_dps_packed, call_tir
+from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps
 from .pipeline import prepare
 from .registry import get_func, register_func
 from .tasks import Task, extract_tasks
 from .tune_model import tune_model
 
+Var = GraphVar
+
 
 def VirtualMachine(exe: Executable, device=None) -> Executable:
-    """``VirtualMachine(exe)["main"](x)`` as in the course; the device argument is accepted and ignored."""
+    """``VirtualMachine(exe, dev)["main"](x)`` as in the course; the device argument is accepted and ignored."""
+    if not isinstance(exe, Executable):
+        raise TypeError(f"VirtualMachine takes what tunefarm.compile returns, got {type(exe).__name__}")
     return exe
 
 
-__all__ = ["BlockBuilder", "Binding", "Call", "Constant", "DataflowBlock", "Executable", "Function", "GraphVar",
-           "Task", "TensorType", "VirtualMachine", "compile", "const", "extract_tasks", "get_func", "load", "ops",
-           "passes", "prepare", "register_func", "tune_model", "var"]
+__all__ = ["BindParams", "BlockBuilder", "Binding", "Call", "Constant", "DataflowBlock", "DeadCodeElimination",
+           "Executable", "ExecutableError", "Function", "FuseOps", "FuseTIR", "GraphVar", "LegalizeOps",
+           "ShapeError", "Task", "TensorStructInfo", "TensorType", "Var", "VirtualMachine", "call_dps_packed",
+           "call_tir", "compile", "const", "extract_tasks", "get_func", "load", "ops", "passes", "prepare",
+           "register_func", "transform", "tune_model", "var"]

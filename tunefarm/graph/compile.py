@@ -1,9 +1,11 @@
 """``tunefarm.compile``: a whole model from the database's best schedule of each kernel.
 
-Every kernel takes its best trace for this target (kernels never tuned get ``default_schedule``). A model
-whose calls are all kernels is composed into one PrimFunc — kernels in order, intermediates planned so
-buffers of equal shape whose lifetimes do not overlap share memory — and built into one LLVM module with a
-single entry point.
+Every kernel takes its best trace for this target (kernels never tuned get ``default_schedule``); constant
+weights are then stored in the order the scheduled kernels read them (``layout``). A model whose calls are
+all kernels is composed into one PrimFunc — kernels in order, intermediates planned so buffers of equal
+shape whose lifetimes do not overlap share memory — and built into one LLVM module with a single entry
+point; the executable calls it through a native gate (``fastcall``), so ``exe(x)`` enters native code once.
+Models that call registered Python functions become graph executables (kernels and functions in turn).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..ir.module import IRModule
 from .compose import compose
 from .executable import Executable
 from .expr import Call, Constant, GraphVar
-from .function import Function
+from .function import Binding, DataflowBlock, Function
 from .pipeline import entry_name, prepare
 
 log = logging.getLogger("tunefarm.compile")
@@ -47,7 +49,10 @@ def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
         key = workload_key(func)
         try:
             rec = db.best(key, target=str(target))
-        except KeyError:
+            if rec is None and db.targets(key):
+                log.warning("%s was tuned for %s, not for %s: using the default schedule (compile with the "
+                            "target you tuned for)", func.name, ", ".join(db.targets(key)), target)
+        except LookupError:  # the workload was never tuned (UnknownWorkloadError)
             rec = None
         if rec is not None:
             from ..schedule import ScheduleError
@@ -72,9 +77,60 @@ def _spec_shape(shape):
     return [d if isinstance(d, int) else {"sym": d.name} for d in shape]
 
 
+def pack_constant_weights(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[Function, dict, int]:
+    """Store constant weights in the order their scheduled kernels read them (``layout.rewrite_layout``).
+
+    A kernel parameter is rewritten only when every call passes a constant there; each constant is packed
+    once per (kernel, parameter). Returns the function with packed constants, the rewritten kernels and how
+    many parameters were packed.
+    """
+    from .layout import rewrite_layout
+
+    calls: dict = {}
+    for c in fn.calls():
+        if c.attrs.get("func") in kernels:
+            calls.setdefault(c.attrs["func"], []).append(c)
+    kernels = dict(kernels)
+    packers: dict = {}  # (kernel, index) -> pack
+    for name, cs in calls.items():
+        n_in = len(cs[0].args)
+        for idx in range(n_in):
+            if not all(isinstance(c.args[idx], Constant) for c in cs):
+                continue
+            r = rewrite_layout(kernels[name], idx)
+            if r is not None:
+                kernels[name], packers[(name, idx)] = r
+    if not packers:
+        return fn, kernels, 0
+    packed: dict = {}
+
+    def arg(call, idx, a):
+        key = (call.attrs["func"], idx)
+        if key not in packers:
+            return a
+        if (id(a), key) not in packed:
+            packed[(id(a), key)] = Constant(packers[key](a.data), (a.name or "w") + "_packed")
+        return packed[(id(a), key)]
+
+    blocks = []
+    for blk in fn.blocks:
+        bindings = []
+        for b in blk.bindings:
+            v = b.value
+            if isinstance(v, Call) and v.attrs.get("func") in kernels:
+                v = Call(v.op, [arg(v, i, a) for i, a in enumerate(v.args)], v.attrs, v.type)
+            bindings.append(Binding(b.var, v))
+        blocks.append(DataflowBlock(bindings, blk.outputs))
+    return fn.replace(blocks=tuple(blocks)), kernels, len(packers)
+
+
 def compile(mod: IRModule, params: dict | None = None, database=None, target=None, entry: str | None = None,
-            fuse: bool = True) -> Executable:
-    """Compile a graph module (with ``params`` bound as constants) into an Executable."""
+            fuse: bool = True, pack_weights: bool = True) -> Executable:
+    """Compile a graph module (with ``params`` bound as constants) into an Executable.
+
+    Every kernel gets its best stored trace for ``target`` (or the default schedule); with
+    ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
+    """
     from ..runtime import build
 
     target = _target(target)
@@ -89,79 +145,112 @@ def compile(mod: IRModule, params: dict | None = None, database=None, target=Non
         callee = mod.functions.get(name)
         if isinstance(callee, PrimFunc) and name not in scheduled:
             scheduled[name], sources[name] = schedule_kernel(callee, db, target)
-    log.info("kernels: %s", ", ".join(f"{k} ({v})" for k, v in sources.items()))
+    n_packed = 0
+    if pack_weights:
+        fn, scheduled, n_packed = pack_constant_weights(fn, scheduled)
+    log.info("kernels: %s; %d weight(s) stored in kernel order", ", ".join(f"{k} ({v})" for k, v in
+                                                                         sources.items()), n_packed)
     inputs = [{"name": p.name, "shape": _spec_shape(p.type.shape), "dtype": p.type.dtype} for p in fn.params]
     output = {"shape": _spec_shape(fn.ret.type.shape), "dtype": fn.ret.type.dtype}
     all_kernels = all(c.op == "call_tir" or c.attrs.get("func") in scheduled for c in fn.calls())
-    if all_kernels and isinstance(fn.ret, GraphVar):
-        func, constants = _compose_model(fn, scheduled)
+    if all_kernels and _computed_by_kernel(fn):
+        func, constants, order = compose_model(fn, scheduled)
         module = build(func, target)
         meta = {"kind": "native", "entry": entry, "entry_symbol": func.name, "inputs": inputs, "output": output,
-                "kernels": sources, "target": str(target)}
+                "param_order": order, "kernels": sources, "packed_weights": n_packed, "target": str(target)}
         return Executable(module, meta, constants)
     return _graph_executable(fn, scheduled, sources, inputs, output, target, entry)
 
 
-def _compose_model(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[PrimFunc, list]:
-    """The whole entry function as one PrimFunc ``(inputs..., constants..., output)``."""
-    bufs: dict = {}
-    params = []
-    for p in fn.params:
-        bufs[p] = _buffer(p.name, p)
-        params.append(bufs[p])
-    constants: list = []
-    for call in fn.calls():
-        for a in call.args:
-            if isinstance(a, Constant) and a not in bufs:
-                bufs[a] = _buffer(f"const{len(constants)}", a)
-                constants.append(a.data)
-                params.append(bufs[a])
+def _resolve_alias(var, aliases: dict):
+    while var in aliases:
+        var = aliases[var]
+    return var
+
+
+def _computed_by_kernel(fn: Function) -> bool:
+    """Whether the returned value is produced by a call (not an input, a constant or nothing)."""
+    aliases = {b.var: b.value for b in fn.bindings() if isinstance(b.value, GraphVar)}
+    ret = _resolve_alias(fn.ret, aliases) if isinstance(fn.ret, GraphVar) else fn.ret
+    return isinstance(ret, GraphVar) and any(b.var is ret and isinstance(b.value, Call) for b in fn.bindings())
+
+
+def compose_model(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[PrimFunc, list, list]:
+    """The whole entry function as one PrimFunc ``(inputs..., constants..., output)``.
+
+    Returns the function, the constant arrays in parameter order and the parameter order as
+    ``[["input", i] | ["const", j] | ["output", 0], ...]``. Intermediates are planned: a buffer whose last
+    reader has run is reused by a later value of the same shape and dtype (never by the call that reads it).
+    """
     bindings = list(fn.bindings())
+    aliases = {b.var: b.value for b in bindings if isinstance(b.value, GraphVar)}
+    ret = _resolve_alias(fn.ret, aliases)
+    bufs: dict = {}
+    params: list[Buffer] = []
+    order: list = []
+    names: set = set()
+
+    def fresh(base: str) -> str:  # buffer names stay unique in the composed function
+        from .builder import unique_name
+
+        name = unique_name(names, base)
+        names.add(name)
+        return name
+
+    for i, p in enumerate(fn.params):
+        bufs[p] = _buffer(fresh(p.name), p)
+        params.append(bufs[p])
+        order.append(["input", i])
+    constants: list = []
+    for b in bindings:
+        if isinstance(b.value, Call):
+            for a in b.value.args:
+                if isinstance(a, Constant) and a not in bufs:
+                    bufs[a] = _buffer(fresh(f"const{len(constants)}"), a)
+                    order.append(["const", len(constants)])
+                    constants.append(a.data)
+                    params.append(bufs[a])
     last_use: dict = {}
     for i, b in enumerate(bindings):
         if isinstance(b.value, Call):
             for a in b.value.args:
-                last_use[a] = i
+                last_use[_resolve_alias(a, aliases)] = i
     pool: dict = {}
     intermediates: list[Buffer] = []
     steps = []
-    aliases: dict = {}
+    out_buf = _buffer(fresh("output"), ret)
     for i, b in enumerate(bindings):
         v = b.value
-        if isinstance(v, GraphVar):  # a plain alias (gv = lv)
-            aliases[b.var] = v
-            bufs[b.var] = bufs[v]
+        if not isinstance(v, Call):
             continue
-        if b.var is fn.ret:
-            out = _buffer("output", b.var)
+        if b.var is ret:
+            out = out_buf
         else:
             free = pool.get(_key(b.var))
             out = free.pop() if free else None
             if out is None:
-                out = _buffer(b.var.name, b.var)
+                out = _buffer(fresh(b.var.name), b.var)
                 intermediates.append(out)
         bufs[b.var] = out
-        steps.append((kernels[v.attrs["func"]], [bufs[a] for a in v.args] + [out]))
-        for a in v.args:
+        args = [bufs[_resolve_alias(a, aliases)] for a in v.args]
+        steps.append((kernels[v.attrs["func"]], args + [out]))
+        for a in dict.fromkeys(_resolve_alias(a, aliases) for a in v.args):
             if last_use.get(a) == i and a in bufs and bufs[a] in intermediates:
                 pool.setdefault(_key(a), []).append(bufs[a])
-    ret = fn.ret
-    while ret in aliases:
-        ret = aliases[ret]
-    if bufs[ret].name != "output":
-        raise ValueError("the model's result must be computed by a kernel (not an input or a constant)")
-    params.append(bufs[ret])
-    return compose("model_main", params, steps, intermediates, {"global_symbol": "model_main",
-                                                                "tir.noalias": True}), constants
+    params.append(out_buf)
+    order.append(["output", 0])
+    func = compose("model_main", params, steps, intermediates, {"global_symbol": "model_main", "tir.noalias": True})
+    return func, constants, order
 
 
 def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output, target, entry) -> Executable:
+    """Bindings run one by one: kernels from one native module, registered Python functions in between."""
     from ..runtime import build
 
     const_ids: dict = {}
     constants: list = []
     steps = []
-    names: dict = {p: p.name for p in fn.params}
+    names: dict = {p: spec["name"] for p, spec in zip(fn.params, inputs)}
 
     def ref(a):
         if isinstance(a, Constant):
@@ -171,17 +260,19 @@ def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output
             return f"const{const_ids[id(a)]}"
         return names[a]
 
-    for b in fn.bindings():
+    for n, b in enumerate(fn.bindings()):
         v = b.value
-        names[b.var] = b.var.name
-        if isinstance(v, GraphVar):
-            names[b.var] = names[v]
+        if isinstance(v, (GraphVar, Constant)):
+            names[b.var] = ref(v)
             continue
+        names[b.var] = f"%{n}:{b.var.name}"
         fname = v.attrs.get("func")
+        if v.op not in ("call_tir", "call_dps_packed") or fname is None:
+            raise ValueError(f"compile: binding {b.var.name} is a {v.op!r} call that was not legalized")
         kind = "kernel" if fname in kernels else "packed"
-        steps.append({"var": b.var.name, "kind": kind, "func": fname, "args": [ref(a) for a in v.args],
+        steps.append({"var": names[b.var], "kind": kind, "func": fname, "args": [ref(a) for a in v.args],
                       "shape": _spec_shape(b.var.type.shape), "dtype": b.var.type.dtype})
     module = build(IRModule(dict(kernels)), target) if kernels else None
     meta = {"kind": "graph", "entry": entry, "inputs": inputs, "output": output, "steps": steps,
-            "ret": names[fn.ret], "kernels": sources, "target": str(target)}
+            "ret": ref(fn.ret), "kernels": sources, "target": str(target)}
     return Executable(module, meta, constants)

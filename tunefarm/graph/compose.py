@@ -43,7 +43,22 @@ def _bind_dims(callee: PrimFunc, arg_types: list[TensorType], where: str) -> dic
                 vmap[pd] = new
             elif isinstance(pd, E.IntImm) and isinstance(ad, int) and pd.value != ad:
                 raise ComposeError(f"{where}: {callee.name} parameter {p.name} expects size {pd.value}, got {ad}")
+            elif isinstance(pd, E.IntImm) and not isinstance(ad, int):
+                raise ComposeError(f"{where}: {callee.name} parameter {p.name} expects size {pd.value}, got the "
+                                   f"symbolic dim {getattr(ad, 'name', ad)}")
     return vmap
+
+
+def check_signature(callee: PrimFunc, arg_types: list[TensorType], out_type: TensorType, where: str) -> dict:
+    """Check a destination-passing call ``callee(*args, out)``; returns the callee's dims bound to the caller's.
+
+    Raises ``ComposeError`` naming the call for a wrong number of arguments, a dtype or rank mismatch, a
+    size that differs from a constant dimension, or a symbolic dimension bound to two different sizes.
+    """
+    if len(arg_types) + 1 != len(callee.params):
+        raise ComposeError(f"{where}: {callee.name} takes {len(callee.params)} buffers ({len(callee.params) - 1} "
+                           f"inputs and the output), the call passes {len(arg_types)} inputs")
+    return _bind_dims(callee, list(arg_types) + [out_type], where)
 
 
 def _same_dim(a, b) -> bool:

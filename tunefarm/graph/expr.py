@@ -26,11 +26,15 @@ class TensorType:
                 d = d.value
             if isinstance(d, (np.integer,)):
                 d = int(d)
-            if not isinstance(d, (int, Var)):
+            if isinstance(d, bool) or not isinstance(d, (int, Var)):
                 raise TypeError(f"tensor dims must be ints or symbolic vars, got {d!r}")
+            if isinstance(d, int) and d < 0:
+                raise ValueError(f"tensor dims must be >= 0, got {d}")
             dims.append(d)
+        from ..ir.dtype import check_dtype
+
         self.shape = tuple(dims)
-        self.dtype = dtype
+        self.dtype = check_dtype(str(dtype))
 
     @property
     def ndim(self) -> int:
@@ -54,14 +58,29 @@ class GraphExpr:
     __slots__ = ()
 
 
+TensorStructInfo = TensorType  # the course's name (``relax.TensorStructInfo(shape, dtype)``)
+
+
 class GraphVar(GraphExpr):
-    """A named graph value (function parameter or binding result). Identity is the variable."""
+    """A named graph value (function parameter or binding result). Identity is the variable.
+
+    ``GraphVar("x", TensorType((1, 784), "float32"))`` is the course's
+    ``relax.Var("x", relax.TensorStructInfo((1, 784), "float32"))``.
+    """
 
     __slots__ = ("name", "type")
 
     def __init__(self, name: str, ttype: TensorType):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"graph variable names must be identifiers, got {name!r}")
+        if not isinstance(ttype, TensorType):
+            raise TypeError(f"graph variable {name!r} needs a TensorType (R.Tensor), got {type(ttype).__name__}")
         self.name = name
         self.type = ttype
+
+    @property
+    def struct_info(self) -> TensorType:
+        return self.type
 
     @property
     def shape(self):
@@ -81,7 +100,8 @@ class Constant(GraphExpr):
     __slots__ = ("data", "type", "name")
 
     def __init__(self, data: np.ndarray, name: str | None = None):
-        self.data = np.ascontiguousarray(data)
+        data = np.asarray(data)
+        self.data = data if data.flags.c_contiguous else np.ascontiguousarray(data)  # keeps 0-d arrays 0-d
         self.type = TensorType(self.data.shape, str(self.data.dtype))
         self.name = name
 

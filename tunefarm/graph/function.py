@@ -52,6 +52,15 @@ class Function:
 
         return function_to_script(self)
 
+    def show(self) -> None:
+        print(self.script())
+
+    def metadata(self) -> dict:
+        """The bound constants as the printed script numbers them: ``{"relax.expr.Constant": [arrays]}``."""
+        from .printer import function_metadata
+
+        return function_metadata(self)
+
     def __str__(self) -> str:
         return self.script()
 

@@ -96,12 +96,15 @@ def default_cache_dir() -> Path:
 def find_mlp_params(path: str | None = None, download: bool = True) -> tuple[dict[str, np.ndarray] | None, str]:
     """The course MLP's weights and where they came from, or ``(None, reason)`` when unavailable.
 
-    Order: an explicit path, ``$TUNEFARM_MLP_PARAMS``, the local cache, then the course's URL (checked
-    against the published sha256) when the network allows.
+    Order: an explicit path (``.pkl`` read by the safe unpickler, or ``.npz``), ``$TUNEFARM_MLP_PARAMS``,
+    the local cache, then the course's URL when the network allows. Cached and downloaded files must match
+    the published sha256; an explicit file may be any weights of the right names and shapes.
     """
-    candidates = [p for p in (path, os.environ.get(PARAMS_ENV)) if p]
-    for p in candidates:
-        return load_pickle_params(p, MLP_PARAMS_SHA256), str(p)
+    explicit = path or os.environ.get(PARAMS_ENV)
+    if explicit:  # the user's own file: read safely; say whether it is the course's file
+        params = load_params(explicit)
+        same = Path(explicit).suffix != ".npz" and sha256_of(explicit) == MLP_PARAMS_SHA256
+        return params, f"{explicit} ({'the course file, sha256 verified' if same else 'not the course file'})"
     cached = default_cache_dir() / "fasionmnist_mlp_params.pkl"
     if cached.exists():
         try:

@@ -1,20 +1,29 @@
-"""The graph pipeline before code generation: bind weights, pre-transform their layout, legalize, fuse.
+"""The graph pipeline before code generation: bind weights, fold constants, pre-transform weight layouts,
+legalize, specialize symbolic kernels to the static shapes they are called with, fuse, drop dead code.
 
-Bound weights are constants, so their layout is chosen at compile time: ``dense(x, W)`` with a constant
-``W`` becomes ``matmul(x, W.T)`` with ``W.T`` computed once, so no kernel transposes at run time and the
-tuned matmul streams the weight contiguously along its vectorized axis.
+Bound weights are constants, so work on them happens once at compile time: an op whose operands are all
+constants (``permute_dims(W)``, a bias reshaped for broadcasting) is evaluated with numpy, and
+``dense(x, W)`` with a constant ``W`` becomes ``matmul(x, W.T)`` with ``W.T`` computed once, so no kernel
+transposes at run time and the tuned matmul streams the weight contiguously along its vectorized axis.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir.module import IRModule
-from .expr import Call, Constant
+from .expr import Call, Constant, GraphVar
 from .function import Binding, DataflowBlock, Function
-from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps
+from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps, SpecializeShapes
+
+
+class GraphError(ValueError):
+    """A graph function that is not well formed (a value used before it is bound, a foreign variable...)."""
 
 
 def entry_name(mod: IRModule, entry: str | None = None) -> str:
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"expected an IRModule (from @ir_module, BlockBuilder.get() or Module.export()), got "
+                        f"{type(mod).__name__}")
     graph_fns = [k for k, v in mod.functions.items() if isinstance(v, Function)]
     if entry is not None:
         if entry not in graph_fns:
@@ -24,7 +33,76 @@ def entry_name(mod: IRModule, entry: str | None = None) -> str:
         return graph_fns[0]
     if "main" in graph_fns:
         return "main"
+    if not graph_fns:
+        raise ValueError("the module has no graph function (@R.function) to compile; build single PrimFuncs "
+                         "with tunefarm.build")
     raise ValueError(f"module has several graph functions {graph_fns}; name the entry")
+
+
+def check_well_formed(fn: Function) -> None:
+    """Every argument is a parameter, an earlier binding or a constant; every binding is a call or a value."""
+    known = {id(p) for p in fn.params}
+    for b in fn.bindings():
+        v = b.value
+        args = v.args if isinstance(v, Call) else (v,)
+        for a in args:
+            if isinstance(a, GraphVar) and id(a) not in known:
+                raise GraphError(f"{fn.name}: binding {b.var.name} uses {a.name}, which is neither a parameter "
+                                 "nor bound earlier in the function")
+            if not isinstance(a, (GraphVar, Constant)):
+                raise GraphError(f"{fn.name}: binding {b.var.name} has an argument of type {type(a).__name__}")
+        if id(b.var) in known:
+            raise GraphError(f"{fn.name}: {b.var.name} is bound twice")
+        known.add(id(b.var))
+    if isinstance(fn.ret, GraphVar) and id(fn.ret) not in known:
+        raise GraphError(f"{fn.name}: the returned value {fn.ret.name} is never bound")
+
+
+def _map_function(fn: Function, rewrite) -> Function:
+    """Rebuild ``fn`` binding by binding: ``rewrite(binding, sub) -> list of bindings`` (``sub`` maps args)."""
+    mapping: dict = {}
+    changed = False
+
+    def sub(a):
+        nonlocal changed
+        if isinstance(a, GraphVar) and a in mapping:
+            changed = True
+            return mapping[a]
+        return a
+
+    blocks = []
+    for blk in fn.blocks:
+        bindings = []
+        for b in blk.bindings:
+            v = b.value
+            v = Call(v.op, [sub(a) for a in v.args], v.attrs, v.type) if isinstance(v, Call) else sub(v)
+            out = rewrite(Binding(b.var, v), mapping)
+            if out is None:
+                bindings.append(Binding(b.var, v))
+            else:
+                changed = True
+                bindings.extend(out)
+        blocks.append(DataflowBlock(bindings, [o for o in blk.outputs]))
+    ret = sub(fn.ret)
+    if not changed:
+        return fn
+    return fn.replace(blocks=tuple(blocks), ret=ret)
+
+
+class FoldConstant:
+    """High-level ops whose operands are all constants become constants (evaluated once with numpy)."""
+
+    def __call__(self, mod: IRModule) -> IRModule:
+        from .ops import fold
+
+        def rewrite(b: Binding, mapping: dict):
+            if isinstance(b.value, Call):
+                c = fold(b.value)
+                if c is not None:
+                    return [Binding(b.var, c)]
+            return None
+
+        return _apply(mod, rewrite)
 
 
 class FoldConstantWeightLayout:
@@ -33,43 +111,88 @@ class FoldConstantWeightLayout:
     def __call__(self, mod: IRModule) -> IRModule:
         from . import ops
 
-        out = mod
-        for name, fn in mod.functions.items():
-            if not isinstance(fn, Function):
-                continue
-            blocks = []
-            changed = False
-            for blk in fn.blocks:
-                bindings = []
-                for b in blk.bindings:
-                    v = b.value
-                    if isinstance(v, Call) and v.op == "dense" and isinstance(v.args[1], Constant):
-                        w = v.args[1]
-                        wt = Constant(np.ascontiguousarray(w.data.T), (w.name or "w") + "_T")
-                        mm = ops.matmul(v.args[0], wt)
-                        if len(v.args) == 3:
-                            from .expr import GraphVar
+        def rewrite(b: Binding, mapping: dict):
+            v = b.value
+            if not (isinstance(v, Call) and v.op == "dense" and isinstance(v.args[1], Constant)):
+                return None
+            w = v.args[1]
+            wt = Constant(np.ascontiguousarray(w.data.T), (w.name or "w") + "_T")
+            mm = ops.matmul(v.args[0], wt)
+            if len(v.args) == 2:
+                return [Binding(b.var, mm)]
+            tmp = GraphVar(b.var.name + "_mm", mm.type)
+            return [Binding(tmp, mm), Binding(b.var, ops.add(tmp, v.args[2]))]
 
-                            tmp = GraphVar(b.var.name + "_mm", mm.type)
-                            bindings.append(Binding(tmp, mm))
-                            v = ops.add(tmp, v.args[2])
-                        else:
-                            v = mm
-                        changed = True
-                    bindings.append(Binding(b.var, v))
-                blocks.append(DataflowBlock(bindings, blk.outputs))
-            if changed:
-                out = out.with_function(name, fn.replace(blocks=tuple(blocks)))
-        return out
+        return _apply(mod, rewrite)
+
+
+def _apply(mod: IRModule, rewrite) -> IRModule:
+    out = mod
+    for name, fn in mod.functions.items():
+        if isinstance(fn, Function):
+            new = _map_function(fn, rewrite)
+            if new is not fn:
+                out = out.with_function(name, new)
+    return out
+
+
+def _propagate_constants(mod: IRModule) -> IRModule:
+    """Uses of a var bound to a constant use the constant directly (so later folds and kernels see it)."""
+
+    def rewrite(b: Binding, mapping: dict):
+        if isinstance(b.value, Constant):
+            mapping[b.var] = b.value
+        return None
+
+    return _apply(mod, rewrite)
 
 
 def prepare(mod: IRModule, params: dict | None = None, entry: str | None = None, fuse: bool = True) -> IRModule:
-    """Bind params, fold weight layouts, legalize, fuse, and drop dead code."""
+    """Bind params, fold constants and weight layouts, legalize, fuse, and drop dead code."""
     entry = entry_name(mod, entry)
+    for fn in mod.functions.values():
+        if isinstance(fn, Function):
+            check_well_formed(fn)
     if params:
         mod = BindParams(entry, params)(mod)
+    for _ in range(8):  # folding exposes more constants (reshape of a transpose of a weight...)
+        before = mod
+        mod = _propagate_constants(FoldConstant()(mod))
+        if all(before.functions[k] is mod.functions[k] for k in mod.functions):
+            break
     mod = FoldConstantWeightLayout()(mod)
-    mod = LegalizeOps()(mod)
+    mod = SpecializeShapes()(LegalizeOps()(mod))
+    mod = DeadCodeElimination((entry,))(mod)  # drop folded bindings so fusable calls are adjacent
     if fuse:
         mod = FuseTIR()(FuseOps()(mod))
-    return DeadCodeElimination((entry,))(mod)
+    return mark_layout_free(DeadCodeElimination((entry,))(mod), entry)
+
+
+def mark_layout_free(mod: IRModule, entry: str) -> IRModule:
+    """Record, as TVM does, which kernel parameters are constant weights (``layout_free_buffers``).
+
+    ``compile`` stores those in the order the scheduled kernel reads them (``layout.rewrite_layout``); the
+    attribute tells the tuner the same freedom exists (it is part of the workload, so tuning and compile
+    agree on keys).
+    """
+    from ..ir.function import PrimFunc
+
+    fn = mod[entry]
+    free: dict = {}
+    for call in fn.calls():
+        name = call.attrs.get("func")
+        if not isinstance(mod.functions.get(name), PrimFunc):
+            continue
+        idx = {i for i, a in enumerate(call.args) if isinstance(a, Constant)}
+        free[name] = idx if name not in free else free[name] & idx
+    out = mod
+    for name, idx in free.items():
+        if idx:
+            f = mod[name]
+            out = out.with_function(name, PrimFunc(f.params, f.body, {**f.attrs, "layout_free_buffers": sorted(idx)},
+                                                   f.name))
+    return out
+
+
+__all__ = ["FoldConstant", "FoldConstantWeightLayout", "GraphError", "check_well_formed", "entry_name",
+           "mark_layout_free", "prepare"]

@@ -1,67 +1,132 @@
-"""Print graph functions in the course's Relax script form (``@R.function`` with ``R.dataflow()``)."""
+"""Print graph functions in the course's Relax script form (``@R.function`` with ``R.dataflow()``).
+
+The text parses back (``tunefarm.script.from_source``; bound constants print as
+``metadata["relax.expr.Constant"][i]`` and come back with ``script_parser.from_source(text,
+metadata=fn.metadata())``), so ``print -> parse -> print`` is the identity on the text.
+"""
 from __future__ import annotations
 
 from ..ir.expr import Var
 from .expr import Call, Constant, GraphVar, TensorType
 
-HIGH_LEVEL_PREFIX = {"matmul": "R.matmul", "dense": "R.nn.linear", "linear": "R.nn.linear", "add": "R.add",
-                     "relu": "R.nn.relu", "conv2d": "R.nn.conv2d", "max_pool2d": "R.nn.max_pool2d",
-                     "flatten": "R.flatten", "reshape": "R.reshape", "permute_dims": "R.permute_dims"}
+OP_NAMES = {"matmul": "R.matmul", "dense": "R.nn.linear", "add": "R.add", "relu": "R.nn.relu",
+            "conv2d": "R.nn.conv2d", "max_pool2d": "R.nn.max_pool2d", "flatten": "R.flatten",
+            "reshape": "R.reshape", "permute_dims": "R.permute_dims"}
+_ATTR_ORDER = {"conv2d": ("strides", "padding"), "max_pool2d": ("pool_size", "strides", "padding"),
+               "reshape": ("shape",), "permute_dims": ("axes",)}
 
 
-def _dims(t: TensorType, declared: set, quote_new: bool) -> str:
-    parts = []
-    for d in t.shape:
-        if isinstance(d, Var):
-            if quote_new and d not in declared:
-                declared.add(d)
-                parts.append(f'"{d.name}"')
+def _tuple(items) -> str:
+    items = list(items)
+    return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+
+
+class _FunctionPrinter:
+    def __init__(self, fn):
+        self.fn = fn
+        self.declared: set = set()
+        self.consts: dict = {}
+
+    def dims(self, t: TensorType, quote_new: bool) -> str:
+        parts = []
+        for d in t.shape:
+            if isinstance(d, Var):
+                if quote_new and d not in self.declared:
+                    self.declared.add(d)
+                    parts.append(f'"{d.name}"')
+                else:
+                    parts.append(d.name)
             else:
-                parts.append(d.name)
-        else:
-            parts.append(str(d))
-    inner = ", ".join(parts)
-    return f"({inner},)" if len(parts) == 1 else f"({inner})"
+                parts.append(str(d))
+        return _tuple(parts)
 
+    def type(self, t: TensorType, quote_new: bool = False) -> str:
+        return f'R.Tensor({self.dims(t, quote_new)}, dtype="{t.dtype}")'
 
-def _type(t: TensorType, declared: set, quote_new: bool = False) -> str:
-    return f'R.Tensor({_dims(t, declared, quote_new)}, "{t.dtype}")'
-
-
-def function_to_script(fn, indent: int = 0) -> str:
-    pad = "    " * indent
-    declared: set = set()
-    consts: dict = {}
-    params = ", ".join(f"{p.name}: {_type(p.type, declared, True)}" for p in fn.params)
-    lines = [f"{pad}@R.function", f"{pad}def {fn.name}({params}):"]
-
-    def arg(a) -> str:
+    def arg(self, a) -> str:
         if isinstance(a, GraphVar):
             return a.name
         if isinstance(a, Constant):
-            idx = consts.setdefault(id(a), len(consts))
+            if a.data.ndim == 0:  # scalars print inline and parse back exactly (repr round-trips floats)
+                return f'R.const({a.data.item()!r}, "{a.dtype}")'
+            idx = self.consts.setdefault(id(a), len(self.consts))
             return f'metadata["relax.expr.Constant"][{idx}]'
-        return repr(a)
+        raise TypeError(f"cannot print {a!r} as a graph value")
 
-    for block in fn.blocks:
-        lines.append(f"{pad}    with R.dataflow():")
-        for b in block.bindings:
-            v = b.value
-            if isinstance(v, Call):
-                args = ", ".join(arg(a) for a in v.args)
-                tup = f"({args},)" if len(v.args) == 1 else f"({args})"
-                if v.op == "call_tir":
-                    rhs = f"R.call_tir({v.attrs['func']}, {tup}, out_sinfo={_type(v.type, declared)})"
-                elif v.op == "call_dps_packed":
-                    rhs = f'R.call_dps_packed("{v.attrs["func"]}", {tup}, out_sinfo={_type(v.type, declared)})'
-                else:
-                    name = HIGH_LEVEL_PREFIX.get(v.op, f"R.{v.op}")
-                    extra = "".join(f", {k}={val!r}" for k, val in v.attrs.items())
-                    rhs = f"{name}({args}{extra})"
-            else:
-                rhs = arg(v)
-            lines.append(f"{pad}        {b.var.name} = {rhs}")
-        if block.outputs:
-            lines.append(f"{pad}        R.output({', '.join(o.name for o in block.outputs)})")
-    lines.append(f"{pad}    return {arg(fn.ret)}")
-    return "\n".join(lines) + "\n"
+    def attr(self, v) -> str:
+        if isinstance(v, tuple):
+            return _tuple(self.attr(x) for x in v)
+        if isinstance(v, list):
+            return "[" + ", ".join(self.attr(x) for x in v) + "]"
+        if isinstance(v, Var):
+            return v.name
+        return repr(v)
+
+    def call(self, v: Call) -> str:
+        args = [self.arg(a) for a in v.args]
+        if v.op == "call_tir":
+            return f"R.call_tir({v.attrs['func']}, {_tuple(args)}, out_sinfo={self.type(v.type)})"
+        if v.op == "call_dps_packed":
+            return f'R.call_dps_packed("{v.attrs["func"]}", {_tuple(args)}, out_sinfo={self.type(v.type)})'
+        if v.op not in OP_NAMES:
+            raise ValueError(f"cannot print graph op {v.op!r} (FuseOps' groups print after FuseTIR)")
+        extra = [f"{k}={self.attr(v.attrs[k])}" for k in _ATTR_ORDER.get(v.op, ()) if v.attrs.get(k) is not None]
+        return f"{OP_NAMES[v.op]}({', '.join(args + extra)})"
+
+    def print(self, indent: int) -> str:
+        fn = self.fn
+        pad = "    " * indent
+        params = ", ".join(f"{p.name}: {self.type(p.type, True)}" for p in fn.params)
+        body: list[str] = []
+        undeclared: list = []
+        for b in fn.bindings():
+            for d in b.var.type.shape:
+                if isinstance(d, Var) and d not in self.declared and d not in undeclared:
+                    undeclared.append(d)
+        if undeclared:
+            names = ", ".join(d.name for d in undeclared)
+            decl = ", ".join("T.int64()" for _ in undeclared)
+            body.append(f"{names} = {decl}")
+            self.declared.update(undeclared)
+        lines = [f"{pad}@R.function", f"{pad}def {fn.name}({params}) -> {self.type(fn.ret.type, False)}:"]
+        if fn.attrs:
+            body.append(f"R.func_attr({fn.attrs!r})")
+        for block in fn.blocks:
+            body.append("with R.dataflow():")
+            for b in block.bindings:
+                v = b.value
+                rhs = self.call(v) if isinstance(v, Call) else self.arg(v)
+                body.append(f"    {b.var.name} = {rhs}")
+            if block.outputs:
+                body.append(f"    R.output({', '.join(o.name for o in block.outputs)})")
+            elif not block.bindings:
+                body.append("    pass")
+        body.append(f"return {self.arg(fn.ret)}")
+        lines.extend(f"{pad}    {ln}" for ln in body)
+        return "\n".join(lines) + "\n"
+
+
+def function_to_script(fn, indent: int = 0) -> str:
+    return _FunctionPrinter(fn).print(indent)
+
+
+def function_metadata(fn) -> dict:
+    """``{"relax.expr.Constant": [arrays]}`` numbered as ``function_to_script`` numbers them."""
+    p = _FunctionPrinter(fn)
+    p.print(0)
+    by_id = {id(c): c for c in _constants(fn)}
+    order = sorted(p.consts.items(), key=lambda kv: kv[1])
+    return {"relax.expr.Constant": [by_id[i].data for i, _ in order]}
+
+
+def _constants(fn):
+    for b in fn.bindings():
+        vals = b.value.args if isinstance(b.value, Call) else (b.value,)
+        for a in vals:
+            if isinstance(a, Constant) and a.data.ndim:
+                yield a
+    if isinstance(fn.ret, Constant):
+        yield fn.ret
+
+
+__all__ = ["function_metadata", "function_to_script"]

@@ -9,15 +9,20 @@ from .tasks import extract_tasks
 def tune_model(mod: IRModule, params: dict | None = None, target=None, max_trials: int = 256, database=None,
                farm=None, entry: str | None = None, trials_per_round: int = 64, seed: int | None = None,
                space=None, **kwargs):
-    """Extract the model's tasks and tune them in one job; returns the Database holding the records.
+    """Extract the model's tasks and tune them in one job (``search.tune_tasks``); returns its ``TuneResult``.
 
-    ``max_trials`` is the budget for the whole model; the task scheduler spends it where the weighted
-    latency gains most (gradient-based, as in Ansor/MetaSchedule).
+    ``max_trials`` is the budget for the whole model, counting trials already stored for its kernels on this
+    target (a rerun resumes); the task scheduler spends it where the weighted latency gains most. Each task
+    is handed to the search as ``main`` (workload keys ignore names, so ``compile`` finds the records).
     """
     from ..search.tune import tune_tasks
 
     prepared = prepare(mod, params, entry)
     tasks = extract_tasks(prepared, entry=entry, prepared=True)
-    return tune_tasks([(t.name, t.func, t.weight) for t in tasks], target=target, max_trials=max_trials,
-                      database=database, farm=farm, trials_per_round=trials_per_round, seed=seed, space=space,
-                      **kwargs)
+    if not tasks:
+        raise ValueError("the model has no kernels to tune (it only calls registered Python functions)")
+    # every task gets at least one round, even on a small budget
+    trials_per_round = max(1, min(trials_per_round, max_trials // len(tasks) or 1))
+    work = [(t.name, t.func.with_name("main"), t.weight) for t in tasks]
+    return tune_tasks(work, target=target, max_trials=max_trials, database=database, farm=farm,
+                      trials_per_round=trials_per_round, seed=seed, space=space, **kwargs)

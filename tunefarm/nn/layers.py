@@ -10,6 +10,7 @@ from .module import Module
 
 
 def _init(shape, fan_in: int, rng) -> np.ndarray:
+    """PyTorch's default: uniform in +-1/sqrt(fan_in) (``seed=None`` draws fresh weights, like PyTorch)."""
     bound = 1.0 / math.sqrt(max(1, fan_in))
     return rng.uniform(-bound, bound, size=shape).astype("float32")
 
@@ -17,7 +18,7 @@ def _init(shape, fan_in: int, rng) -> np.ndarray:
 class Linear(Module):
     """``y = x @ weight.T + bias`` with ``weight`` of shape (out_features, in_features)."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, seed: int = 0):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, seed: int | None = None):
         super().__init__()
         rng = np.random.default_rng(seed)
         self.in_features, self.out_features = in_features, out_features
@@ -42,7 +43,7 @@ class Conv2d(Module):
     """NCHW convolution with an OIHW ``weight``."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, bias: bool = True,
-                 seed: int = 0):
+                 seed: int | None = None):
         super().__init__()
         kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
         rng = np.random.default_rng(seed)

@@ -64,6 +64,12 @@ class Module:
                 mod = mod._modules[p]
             setattr(mod, leaf, np.asarray(arr))
 
+    def load_params(self, source, strict: bool = True) -> None:
+        """Load a state dict from a dict of arrays, an ``.npz`` file or a pickle (read by the safe unpickler)."""
+        from ..graph.params import load_params
+
+        self.load_state_dict(load_params(source), strict=strict)
+
     # ------------------------------------------------------------------ running
     def forward(self, *args):
         raise NotImplementedError(f"{type(self).__name__} must implement forward")

@@ -21,6 +21,7 @@ Anything else raises ``ParseError`` (a ``SyntaxError`` and ``ValueError``) namin
 from .diagnostics import ParseError
 from .namespace import I, T, ir_module, prim_func
 from .parser import from_source, register_function_parser, register_namespace
+from ..graph.script_namespace import R  # noqa: E402 - registers @R.function with the parser above
 
-__all__ = ["T", "I", "ir_module", "prim_func", "from_source", "ParseError", "register_function_parser",
+__all__ = ["T", "I", "R", "ir_module", "prim_func", "from_source", "ParseError", "register_function_parser",
            "register_namespace"]

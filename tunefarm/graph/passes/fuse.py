@@ -116,17 +116,24 @@ class FuseTIR:
     def _compose(mod: IRModule, fname: str, call: Call, out_var: GraphVar) -> PrimFunc:
         bufs: dict = {}
         params = []
+        names: set = set()
+
+        def fresh(base: str) -> str:  # buffer names stay unique within the fused function
+            name = unique_name(names, base if base.isidentifier() else "p")
+            names.add(name)
+            return name
+
         for i, a in enumerate(call.args):
-            bufs[a] = _buffer_for(a, getattr(a, "name", None) or f"p{i}")
+            bufs[a] = _buffer_for(a, fresh(getattr(a, "name", None) or f"p{i}"))
             params.append(bufs[a])
         intermediates = []
         steps = []
         for callee_name, args, var in call.attrs["steps"]:
             if var is out_var:
-                buf = _buffer_for(var, "T_out")
+                buf = _buffer_for(var, fresh("T_out"))
                 bufs[var] = buf
             else:
-                buf = _buffer_for(var, var.name)
+                buf = _buffer_for(var, fresh(var.name))
                 bufs[var] = buf
                 intermediates.append(buf)
             steps.append((mod[callee_name], [bufs[a] for a in args] + [buf]))

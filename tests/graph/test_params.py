@@ -1,0 +1,92 @@
+"""Loading weights: numpy dicts, .npz, and the course's pickle through an allowlisting unpickler."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from tunefarm.graph import params as P
+
+from graph_helpers import MLP_PARAMS
+
+
+class _Evil:
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("echo pwned",))
+
+
+def test_course_pickle_loads_with_checksum(mlp_params):
+    assert {k: v.shape for k, v in mlp_params.items()} == {"w0": (128, 784), "b0": (128,), "w1": (10, 128),
+                                                           "b1": (10,)}
+    assert all(v.dtype == np.float32 for v in mlp_params.values())
+    assert P.sha256_of(MLP_PARAMS) == P.MLP_PARAMS_SHA256
+    with pytest.raises(ValueError, match="sha256 is .* expected 0000"):
+        P.load_pickle_params(MLP_PARAMS, "0" * 64)
+
+
+def test_unpickler_refuses_code(tmp_path):
+    evil = tmp_path / "evil.pkl"
+    evil.write_bytes(pickle.dumps({"w": _Evil()}))
+    with pytest.raises(P.UnsafePickleError, match="refusing to load posix.system|refusing to load os.system"):
+        P.load_pickle_params(evil)
+    builtin = tmp_path / "builtin.pkl"
+    builtin.write_bytes(pickle.dumps({"w": np.zeros(3, np.float32), "f": eval}))  # noqa: S307 - only pickled
+    with pytest.raises(P.UnsafePickleError, match="builtins.eval"):
+        P.load_pickle_params(builtin)
+    objs = tmp_path / "objs.pkl"
+    objs.write_bytes(pickle.dumps({"w": np.array([1, "a"], dtype=object)}))
+    with pytest.raises((P.UnsafePickleError, ValueError)):
+        P.load_pickle_params(objs)
+    not_dict = tmp_path / "list.pkl"
+    not_dict.write_bytes(pickle.dumps([np.zeros(2)]))
+    with pytest.raises(ValueError, match="expected a dict of arrays"):
+        P.load_pickle_params(not_dict)
+
+
+def test_npz_dict_and_roundtrip(tmp_path, mlp_params):
+    path = tmp_path / "w.npz"
+    np.savez(path, **mlp_params)
+    loaded = P.load_params(path)
+    assert sorted(loaded) == sorted(mlp_params)
+    for k in mlp_params:
+        np.testing.assert_array_equal(loaded[k], mlp_params[k])
+    assert P.load_params({"a": [1.0, 2.0]})["a"].shape == (2,)
+    with pytest.raises(FileNotFoundError):
+        P.load_params(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="not a named numpy array"):
+        P.load_params({1: np.zeros(1)})
+
+
+def test_find_mlp_params_order_and_offline_behaviour(tmp_path, monkeypatch, mlp_params):
+    monkeypatch.setenv("TUNEFARM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv(P.PARAMS_ENV, raising=False)
+    got, source = P.find_mlp_params(str(MLP_PARAMS))
+    assert source == f"{MLP_PARAMS} (the course file, sha256 verified)"
+    assert np.array_equal(got["w1"], mlp_params["w1"])
+    own = tmp_path / "own.npz"
+    np.savez(own, **{k: v * 2 for k, v in mlp_params.items()})
+    got, source = P.find_mlp_params(str(own))
+    assert source.endswith("(not the course file)") and np.array_equal(got["w1"], mlp_params["w1"] * 2)
+    got, reason = P.find_mlp_params(None, download=False)
+    assert got is None and "--params" in reason
+    monkeypatch.setenv(P.PARAMS_ENV, str(MLP_PARAMS))
+    got, source = P.find_mlp_params(None, download=False)
+    assert got is not None and source.startswith(str(MLP_PARAMS))
+    monkeypatch.delenv(P.PARAMS_ENV)
+    cached = tmp_path / "cache" / "fasionmnist_mlp_params.pkl"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(MLP_PARAMS.read_bytes())
+    got, source = P.find_mlp_params(None, download=False)
+    assert got is not None and source == str(cached)
+    cached.write_bytes(b"corrupted")  # a damaged cache entry is dropped, never trusted
+    got, _ = P.find_mlp_params(None, download=False)
+    assert got is None and not cached.exists()
+
+
+def test_random_weights_are_seeded():
+    a, b = P.random_mlp_params(3), P.random_mlp_params(3)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not np.array_equal(a["w0"], P.random_mlp_params(4)["w0"])
