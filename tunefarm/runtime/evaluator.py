@@ -1,0 +1,129 @@
+"""``time_evaluator``: timing a compiled function with the native timing loop.
+
+Each repeat is one call of the emitted ``__tf_timer(entry, args, number)`` (``tunefarm.codegen.timing``,
+compiled once per process on first use), which runs the kernel ``number`` times between two
+``clock_gettime(CLOCK_MONOTONIC)`` reads: no Python in the measured interval.
+``min_repeat_ms`` grows ``number`` (like TVM) until one repeat lasts at least that long; the grown number is
+kept for later repeats. ``flush_cache`` writes a buffer larger than the last-level cache before each repeat
+so every repeat starts cold. One untimed warm-up call precedes the repeats.
+"""
+from __future__ import annotations
+
+import ctypes
+import statistics
+import threading
+
+import numpy as np
+
+_GOLDEN = 1.618
+_TIMER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+_timer_lock = threading.Lock()
+_timer = None  # (LoadedObject, ctypes function), built once per process
+
+
+def native_timer():
+    """``timer(entry_address, args_address, number) -> elapsed ns`` (compiled on first use)."""
+    global _timer
+    with _timer_lock:
+        if _timer is None:
+            from ..codegen.llvm_compile import compile_ir
+            from ..codegen.timing import TIMER_SYMBOL, timer_module_ir
+            from ..target import Target
+            from .jit import LoadedObject
+
+            host = Target.host()
+            code = compile_ir(timer_module_ir(), host, keep_ll=False)
+            loaded = LoadedObject(code.object, host.cpu, host.feature_string)
+            _timer = (loaded, _TIMER_TYPE(loaded.address(TIMER_SYMBOL)))
+        return _timer[1]
+
+
+class BenchmarkResult:
+    """Seconds per call, one entry per repeat (``results``), with summary statistics; ``number`` is how many
+    calls each repeat timed (after ``min_repeat_ms`` growth)."""
+
+    __slots__ = ("results", "number")
+
+    def __init__(self, results, number: int = 1):
+        self.results = tuple(float(r) for r in results)
+        self.number = int(number)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.results)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.results)
+
+    @property
+    def min(self) -> float:
+        return min(self.results)
+
+    @property
+    def max(self) -> float:
+        return max(self.results)
+
+    @property
+    def std(self) -> float:
+        return statistics.pstdev(self.results) if len(self.results) > 1 else 0.0
+
+    def __repr__(self) -> str:
+        return (f"BenchmarkResult(median={self.median * 1e6:.3f} us, mean={self.mean * 1e6:.3f} us, "
+                f"min={self.min * 1e6:.3f} us, repeats={len(self.results)})")
+
+
+def _llc_bytes() -> int:
+    try:
+        for idx in range(4, -1, -1):
+            path = f"/sys/devices/system/cpu/cpu0/cache/index{idx}/size"
+            with open(path) as fh:
+                text = fh.read().strip().upper()
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
+            return int(text.rstrip("KMG")) * mult
+    except (OSError, ValueError):
+        pass
+    return 32 << 20
+
+
+class TimeEvaluator:
+    """``f(*arrays) -> BenchmarkResult`` for one compiled function."""
+
+    def __init__(self, function, number: int = 10, repeat: int = 1, min_repeat_ms: float = 0.0,
+                 flush_cache: bool = False):
+        if int(number) < 1 or int(repeat) < 1:
+            raise ValueError(f"number and repeat must be >= 1, got number={number}, repeat={repeat}")
+        if min_repeat_ms < 0:
+            raise ValueError(f"min_repeat_ms must be >= 0, got {min_repeat_ms}")
+        self.function = function
+        self.number = int(number)
+        self.repeat = int(repeat)
+        self.min_repeat_ms = float(min_repeat_ms)
+        self.flush_cache = bool(flush_cache)
+        self._flush_buf = None
+
+    def _flush(self) -> None:
+        if self._flush_buf is None:
+            self._flush_buf = np.empty(max(_llc_bytes() * 3 // 2, 1 << 20) // 8, dtype=np.int64)
+        self._flush_buf.fill(self._flush_buf.size)
+
+    def __call__(self, *arrays) -> BenchmarkResult:
+        bound = self.function.bind(*arrays)
+        timer = native_timer()
+        entry = self.function.entry_address
+        args = bound._args
+        bound()  # warm-up (first-touch, instruction cache, thread team start)
+        number = self.number
+        min_ns = self.min_repeat_ms * 1e6
+        results = []
+        for _ in range(self.repeat):
+            while True:
+                if self.flush_cache:
+                    self._flush()
+                ns = timer(entry, args, number)
+                if ns >= min_ns:
+                    break
+                per_call = max(ns, 1) / number
+                number = max(int(min_ns / per_call) + 1, int(number * _GOLDEN) + 1)
+            results.append(ns / number / 1e9)
+        return BenchmarkResult(results, number)
