@@ -1,0 +1,236 @@
+"""Benchmark: the measurement farm's throughput, the driver's cost per trial, and a scale simulation.
+
+Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all]`` (all: about 3-4 minutes).
+
+1. speedup -- trials per second with 1 vs 2 workers on this 2-core machine (target: at least 1.8x), with real
+   candidates: a 64x64x64 float32 matmul under 36 different tilings (split i and j by 2..64, reorder), each
+   replayed, LLVM-built, checked against the unscheduled program and timed (repeat=3). Both farms are
+   measured: RayFarm (the default farm of ``tunefarm.tune``) and LocalFarm. Each configuration first runs a
+   warm-up batch (worker start, imports, the per-worker reference build), then the median of 3 timed batches
+   of the 36 candidates. Builds run on every core; timings take the host lock, so they are serialized -- the
+   speedup is what is left after that serialization.
+
+2. driver -- the driver's CPU time per trial (target: at most 2 ms, i.e. >= 500 trials/s of driver
+   capacity). A RayFarm with 8 simulated workers (``measurer="simulate"``: no compiler, each trial sleeps
+   0.5 ms in the timing phase) is fed 3000 candidates; the driver's ``time.process_time()`` (all threads of
+   the driver process, including Ray's core-worker threads) spent inside ``submit`` is divided by the number
+   of trials. Simulated workers make the trials short, so this is the driver at full speed, not waiting.
+
+3. scale -- a 3-node local ``ray.cluster_utils.Cluster`` whose nodes claim 16 CPUs each, hosting 48
+   lightweight simulated workers (one per claimed CPU; each trial sleeps 100 ms "building", no lock, so on
+   real hardware it stands for 48 busy cores). If the driver keeps up, throughput is 48 / 0.1 s = 480
+   trials/s minus per-call latency, and work in flight stays at the number of workers. Reported: trials/s vs
+   that ideal, mean in-flight, driver CPU per trial and the driver's CPU utilisation (its share of one core):
+   a driver at 30% of a core while 48 workers are saturated can feed about 48 / 0.3 = 160 workers of this
+   trial length, or proportionally more for real (100 ms-1 s) builds.
+
+Numbers measured on this 2-core VM (2026-11-21; other engineers' test suites shared the machine, load average
+4-12, so absolute rates are noisy -- the speedup part prints a control, the speedup two plain CPU-bound
+processes got at the same time):
+
+    driver               0.44-0.50 ms driver CPU per trial (median 0.47)  ->  ~2100 trials/s of driver capacity
+                         (cProfile: almost all of it is Ray's actor-call submission and ray.wait/ray.get)
+    scale (48 workers)   418 trials/s of an ideal 480 (87%), mean in flight 46.3/48, driver 0.61 ms CPU/trial,
+                         driver busy 25% of one core  ->  one driver feeds ~190 workers of 100 ms trials
+    speedup              SPEEDUP_RESULTS
+
+(see the script's output for the numbers of a given run).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "farm"))
+
+LOCK = "/tmp/tunefarm-bench-farm.lock"
+
+
+# --------------------------------------------------------------------------------------------- candidates
+def real_candidates():
+    import farm_programs as fp  # noqa: E402  (test program builders: te matmul + Schedule traces)
+
+    mm = fp.matmul_func(64)
+    cands = []
+    for fi in (2, 4, 8, 16, 32, 64):
+        for fj in (2, 4, 8, 16, 32, 64):
+            cands.append(fp.candidate(mm, _tiled(mm, fi, fj), timeout_s=60.0, repeat=3))
+    return cands
+
+
+def _tiled(func, fi, fj):
+    from tunefarm.schedule import Schedule
+
+    sch = Schedule(func)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    i0, i1 = sch.split(i, [None, fi])
+    j0, j1 = sch.split(j, [None, fj])
+    sch.reorder(i0, j0, k, i1, j1)
+    return sch.trace.as_json()
+
+
+def sim_candidates(n: int, **kw):
+    from tunefarm.farm import Candidate
+    from tunefarm.farm.simulate import simulated_trace
+    from tunefarm.target import Target
+
+    t = str(Target.host())
+    return [Candidate("sim", {}, simulated_trace("ok", **kw), t, timeout_s=60.0, repeat=1) for _ in range(n)]
+
+
+# --------------------------------------------------------------------------------------------- parts
+def _batch_rate(farm, cands) -> float:
+    t0 = time.perf_counter()
+    results = farm.measure(cands)
+    dt = time.perf_counter() - t0
+    bad = [r for r in results if not r.ok]
+    if bad:
+        raise SystemExit(f"benchmark candidates failed: {bad[0].status} {bad[0].error}")
+    return len(cands) / dt
+
+
+def _interleaved(farms: dict, cands, rounds: int) -> dict:
+    """Alternate batches between the farms so that load from other processes hits both alike."""
+    for farm in farms.values():
+        farm.measure(cands[: max(4, farm.num_workers * 2)])  # warm-up: workers up, references built
+    rates = {n: [] for n in farms}
+    for _ in range(rounds):
+        for n, farm in farms.items():
+            rates[n].append(_batch_rate(farm, cands))
+    return rates
+
+
+_SPIN = "x = 0\nfor i in range(15_000_000):\n    x += i"
+
+
+def machine_speedup(rounds: int = 3) -> float:
+    """Control: the speedup 2 plain CPU-bound processes get over 1 on this machine right now.
+
+    On a shared 2-core VM other processes can take the second core; then no farm can reach 1.8x, and this
+    number says so.
+    """
+    import subprocess
+
+    def run(n):
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(n)]
+        for p in procs:
+            p.wait()
+        return time.perf_counter() - t0
+
+    return statistics.median(2 * run(1) / run(2) for _ in range(rounds))
+
+
+def part_speedup(rounds: int = 5) -> None:
+    import ray
+
+    from tunefarm.farm import LocalFarm, RayFarm
+
+    cands = real_candidates()
+    print(f"speedup: {len(cands)} real matmul candidates per batch (64^3, distinct tilings), "
+          f"{rounds} interleaved rounds")
+    print(f"  control: 2 plain CPU-bound processes run {machine_speedup():.2f}x faster than 1 on this machine now")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        # worker_cpus=0: both Ray farms live side by side (each batch runs on one of them at a time)
+        makers = {"RayFarm": lambda n: RayFarm(num_workers=n, worker_cpus=0, lock_path=LOCK, metrics=False),
+                  "LocalFarm": lambda n: LocalFarm(num_workers=n, lock_path=LOCK)}
+        for name, make in makers.items():
+            farms = {1: make(1), 2: make(2)}
+            try:
+                rates = _interleaved(farms, cands, rounds)
+            finally:
+                for f in farms.values():
+                    f.close()
+            ratios = [b / a for a, b in zip(rates[1], rates[2])]
+            print(f"  {name:9s}  1 worker {statistics.median(rates[1]):6.2f} trials/s   "
+                  f"2 workers {statistics.median(rates[2]):6.2f} trials/s   "
+                  f"ratio median {statistics.median(ratios):.2f}x (per round: "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)})  target >= 1.8x")
+    finally:
+        ray.shutdown()
+
+
+def part_driver() -> None:
+    import ray
+
+    from tunefarm.farm import RayFarm
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        with RayFarm(measurer="simulate", num_workers=8, worker_cpus=0, lock_path=LOCK) as farm:
+            farm.measure(sim_candidates(200, run_secs=0.0005, lock=False))
+            per_trial = []
+            for _ in range(3):
+                cands = sim_candidates(1000, run_secs=0.0005, lock=False)
+                cpu0, t0 = farm.stats.driver_cpu_secs, time.perf_counter()
+                farm.measure(cands)
+                wall = time.perf_counter() - t0
+                per_trial.append((farm.stats.driver_cpu_secs - cpu0) / len(cands))
+                print(f"  batch of {len(cands)}: {len(cands) / wall:7.1f} trials/s wall, "
+                      f"driver {per_trial[-1] * 1e3:.3f} ms CPU/trial")
+            med = statistics.median(per_trial)
+            print(f"driver: median {med * 1e3:.3f} ms CPU per trial -> {1 / med:.0f} trials/s of driver capacity "
+                  f"(target >= 500)")
+    finally:
+        ray.shutdown()
+
+
+def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1, trials: int = 2000) -> None:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from tunefarm.farm import RayFarm
+
+    t0 = time.perf_counter()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus_per_node, "include_dashboard": False})
+    for _ in range(nodes - 1):
+        cluster.add_node(num_cpus=cpus_per_node)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        with RayFarm(measurer="simulate", lock_path=LOCK, metrics=True) as farm:
+            workers = farm.num_workers
+            print(f"scale: {nodes} nodes x {cpus_per_node} claimed CPUs, {workers} simulated workers "
+                  f"(cluster + workers up in {time.perf_counter() - t0:.0f} s)")
+            farm.measure(sim_candidates(workers * 2, build_secs=build_secs, lock=False))
+            cands = sim_candidates(trials, build_secs=build_secs, lock=False)
+            in_flight = []
+            cpu0 = farm.stats.driver_cpu_secs
+            t0 = time.perf_counter()
+            for k, _ in enumerate(farm.submit(cands)):
+                if k % 50 == 0:
+                    in_flight.append(sum(farm.in_flight_by_node().values()))
+            wall = time.perf_counter() - t0
+            cpu = farm.stats.driver_cpu_secs - cpu0
+            ideal = workers / build_secs
+            print(f"  {trials / wall:7.1f} trials/s (ideal {ideal:.0f}: {trials / wall / ideal:.0%}), "
+                  f"mean in flight {statistics.mean(in_flight):.1f}/{workers}, "
+                  f"driver {cpu / trials * 1e3:.3f} ms CPU/trial, driver busy {cpu / wall:.0%} of one core")
+            print(f"  -> one driver can feed about {workers / max(cpu / wall, 1e-9):.0f} workers of "
+                  f"{build_secs * 1e3:.0f} ms trials")
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--part", choices=("speedup", "driver", "scale", "all"), default="all")
+    a = p.parse_args()
+    if a.part in ("speedup", "all"):
+        part_speedup()
+    if a.part in ("driver", "all"):
+        part_driver()
+    if a.part in ("scale", "all"):
+        part_scale()
+
+
+if __name__ == "__main__":
+    main()

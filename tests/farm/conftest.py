@@ -1,0 +1,15 @@
+"""Fixtures of the farm tests: a private local Ray for the module that needs one."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray for this test module (never attaches to a cluster someone else started)."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

@@ -1,0 +1,109 @@
+"""Measuring one candidate in-process: statuses, the reference check, deterministic inputs, tolerances."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from farm_programs import (EMPTY_TRACE, HOST, add_func, candidate, matmul_func, tiled_trace,
+                           wrong_matmul_func)
+from tunefarm.farm import Candidate, MeasureStatus
+from tunefarm.farm.check import compare_output, make_arrays, output_params, tolerance, workload_seed
+from tunefarm.farm.measure import Measurer
+from tunefarm.farm.progress import Progress
+from tunefarm.ir.serialize import to_json
+
+
+@pytest.fixture(scope="module")
+def measurer(tmp_path_factory):
+    return Measurer(str(tmp_path_factory.mktemp("lock") / "lock"))
+
+
+def test_a_tiled_matmul_measures_ok_and_the_reference_is_built_once(measurer):
+    f = matmul_func(32)
+    before = measurer.compiles
+    progress = Progress()
+    progress.start(1)
+    r1 = measurer.measure(candidate(f, tiled_trace(f), repeat=4), progress)
+    assert r1.status is MeasureStatus.OK, r1.error
+    assert len(r1.run_secs) == 4 and all(0 < s < 0.1 for s in r1.run_secs)
+    assert r1.build_secs > 0 and r1.host
+    assert measurer.compiles == before + 2  # the candidate and the unscheduled reference
+    r2 = measurer.measure(candidate(f, tiled_trace(f, (None, 4))))
+    assert r2.ok
+    assert measurer.compiles == before + 3  # reference cached for this workload
+    snap = progress.snapshot()
+    assert snap["token"] == 1 and snap["paused"] is None and snap["active_secs"] >= 0
+
+
+def test_a_trace_that_does_not_apply_is_a_build_error_with_the_schedule_message(measurer):
+    r = measurer.measure(candidate(add_func(), tiled_trace(matmul_func())))
+    assert r.status is MeasureStatus.BUILD_ERROR
+    assert r.error.startswith("schedule:") and "no block named 'C'" in r.error
+
+
+def test_malformed_inputs_are_build_errors(measurer):
+    f = matmul_func(8)
+    bad_trace = candidate(f, {"insts": [["NoSuchInstruction", [], [], []]], "decisions": []})
+    r = measurer.measure(bad_trace)
+    assert r.status is MeasureStatus.BUILD_ERROR and "trace replay" in r.error
+    bad_workload = Candidate("k-bad", {"format": "nope"}, EMPTY_TRACE, HOST)
+    r = measurer.measure(bad_workload)
+    assert r.status is MeasureStatus.BUILD_ERROR and r.error.startswith("workload:")
+
+
+def test_a_wrong_store_is_a_wrong_result_against_the_reference_program(measurer):
+    right = matmul_func(16)
+    wrong = wrong_matmul_func(16)
+    r = measurer.measure(candidate(wrong, reference_json=to_json(right)))
+    assert r.status is MeasureStatus.WRONG_RESULT
+    assert "output C" in r.error and "256 of 256" in r.error and "reference program" in r.error
+    assert r.run_secs == []
+    # the same program checked against itself is fine, and check=False skips the comparison
+    assert measurer.measure(candidate(wrong)).ok
+    assert measurer.measure(candidate(wrong, reference_json=to_json(right), check=False)).ok
+
+
+def test_a_reference_with_another_signature_is_refused(measurer):
+    r = measurer.measure(candidate(matmul_func(16), reference_json=to_json(matmul_func(8))))
+    assert r.status is MeasureStatus.BUILD_ERROR and "parameters differ" in r.error
+
+
+def test_inputs_are_deterministic_in_the_workload_key():
+    f = matmul_func(8)
+    a, b = make_arrays(f, "key-1"), make_arrays(f, "key-1")
+    c = make_arrays(f, "key-2")
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not np.array_equal(a[0], c[0])
+    assert [x.dtype for x in a] == [np.float32] * 3 and a[0].min() >= -1 and a[0].max() < 1
+    assert workload_seed("key-1") == workload_seed("key-1") != workload_seed("key-2")
+    assert output_params(f) == [2]
+
+
+def test_comparison_tolerance_depends_on_dtype():
+    ref = np.linspace(-10, 10, 101).astype(np.float32)
+    assert compare_output("C", ref * (1 + 1e-5), ref) is None  # reassociated float32 sums
+    msg = compare_output("C", ref + np.where(np.arange(101) == 7, 0.5, 0).astype(np.float32), ref)
+    assert msg is not None and "1 of 101" in msg and "(7,)" in msg
+    ints = np.arange(10, dtype=np.int32)
+    assert compare_output("I", ints.copy(), ints) is None
+    off = ints.copy()
+    off[3] += 1
+    assert "1 of 10" in compare_output("I", off, ints)
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert compare_output("N", nan.copy(), nan) is None
+    assert compare_output("S", ints[:5], ints) .startswith("output S: shape")
+    assert tolerance("int32", ints) is None
+    rtol16, _ = tolerance("float16", ref.astype(np.float16))
+    rtol32, atol32 = tolerance("float32", ref)
+    assert rtol16 > rtol32 and atol32 == pytest.approx(1e-4 * 10)
+
+
+def test_a_symbolic_workload_is_refused_with_a_clear_message(measurer):
+    from tunefarm import te
+
+    n = te.size_var("n")
+    A = te.placeholder((n,), "float32", "A")
+    B = te.compute((n,), lambda i: A[i] * 2.0, name="B")
+    r = measurer.measure(candidate(te.create_prim_func([A, B])))
+    assert r.status is MeasureStatus.BUILD_ERROR
+    assert "symbolic shape" in r.error and "parameter A" in r.error

@@ -1,0 +1,150 @@
+"""RayFarm on a 3-node local Ray cluster (``ray.cluster_utils.Cluster``): a full measurement job, faults, a node
+removed mid-job, and the metrics the Grafana dashboard reads. Marked ``cluster``: CI runs this file as its own
+step (``pytest -m cluster tests/farm``); it takes a few minutes on a 2-core machine.
+
+A fourth node without the ``measure_slot`` resource checks that only nodes advertising it host workers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from farm_programs import candidate, hang_func, matmul_func, oob_func, tiled_trace
+from tunefarm.farm import MeasureStatus, RayFarm
+from tunefarm.farm.metrics import exported_names
+
+pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]
+
+DASHBOARD = Path(__file__).resolve().parents[2] / "dashboards" / "grafana_tunefarm.json"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    port = _free_port()
+    c = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": {"measure_slot": 1}, "include_dashboard": False, "metrics_export_port": port})
+    workers = [c.add_node(num_cpus=1, resources={"measure_slot": 1}) for _ in range(2)]
+    bystander = c.add_node(num_cpus=1)  # no measure_slot: must not host workers
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    c.metrics_port = port
+    c.worker_nodes_list = workers
+    c.bystander = bystander
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def farm(cluster, tmp_path_factory):
+    lock = str(tmp_path_factory.mktemp("lock") / "lock")
+    with RayFarm(address=cluster.address, lock_path=lock, progress_timeout_s=5.0) as f:
+        yield f
+
+
+def _job(n: int = 12):
+    mm = matmul_func(32)
+    return [candidate(mm, tiled_trace(mm, (None, [2, 4, 8, 16][i % 4])), timeout_s=30.0) for i in range(n)]
+
+
+def test_full_job_spreads_over_the_measuring_nodes(farm, cluster):
+    assert farm.num_workers == 3
+    nodes = {i["node_id"] for i in farm.worker_info()}
+    assert len(nodes) == 3 and cluster.bystander.node_id not in nodes
+    cands = _job(12)
+    seen = []
+    for i, r in farm.submit(cands):
+        seen.append(i)
+        assert r.status is MeasureStatus.OK, r.error
+        assert r.run_secs and r.build_secs > 0 and r.host
+    assert sorted(seen) == list(range(12))
+
+
+def test_segfaulting_and_hanging_candidates(farm):
+    cands = _job(6)
+    cands.insert(2, candidate(oob_func()))
+    cands.insert(4, candidate(hang_func(), timeout_s=3.0))
+    t0 = time.monotonic()
+    results = farm.measure(cands)
+    statuses = [r.status.value for r in results]
+    assert statuses == ["ok", "ok", "worker_lost", "ok", "timeout", "ok", "ok", "ok"], [r.error for r in results]
+    assert time.monotonic() - t0 < 90
+    assert farm.num_workers == 3  # both actors were restarted
+    assert all(r.ok for r in farm.measure(_job(3)))
+
+
+def test_a_worker_killed_by_sigkill(farm):
+    pids = [i["pid"] for i in farm.worker_info()]
+    cands = _job(12)
+    results = {}
+    for i, r in farm.submit(cands):
+        results[i] = r
+        if len(results) == 2:
+            os.kill(pids[0], signal.SIGKILL)  # a worker dies under whatever it is measuring
+    assert sorted(results) == list(range(12))
+    lost = [i for i, r in results.items() if r.status is MeasureStatus.WORKER_LOST]
+    assert len(lost) <= 1
+    assert all(r.ok for i, r in results.items() if i not in lost), [r.error for r in results.values()]
+    assert farm.num_workers == 3
+    assert pids[0] not in {i["pid"] for i in farm.worker_info()}
+
+
+def test_a_node_removed_mid_job_loses_only_its_in_flight_trials(farm, cluster):
+    victim = cluster.worker_nodes_list[0]
+    cands = _job(15)
+    results = {}
+    requeued_before = farm.stats.requeued
+    removed = False
+    for i, r in farm.submit(cands):
+        assert i not in results, "a result was returned twice"
+        results[i] = r
+        if not removed and len(results) >= 3 and farm.in_flight_by_node().get(victim.node_id, 0) > 0:
+            cluster.remove_node(victim)
+            removed = True
+    assert removed
+    assert sorted(results) == list(range(15))
+    assert all(r.ok for r in results.values()), [r.error for r in results.values() if not r.ok]
+    assert farm.stats.requeued - requeued_before >= 1
+    assert farm.num_workers == 2
+    assert all(r.ok for r in farm.measure(_job(4)))
+
+
+def _scrape(port: int) -> str:
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+
+
+def test_dashboard_metrics_are_exported_by_ray(farm, cluster):
+    """Every series the dashboard queries shows up on the head node's Prometheus endpoint."""
+    exprs = [t["expr"] for p in json.loads(DASHBOARD.read_text())["panels"] for t in p.get("targets", [])]
+    import re
+
+    wanted = {m for e in exprs for m in re.findall(r"\bray_tunefarm_[a-z_]+", e)}
+    assert wanted and wanted <= exported_names()
+    deadline = time.monotonic() + 60
+    missing = wanted
+    while time.monotonic() < deadline:
+        text = _scrape(cluster.metrics_port)
+        present = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line.startswith("ray_tunefarm_")}
+        missing = wanted - present
+        if not missing:
+            break
+        time.sleep(2)
+    assert not missing, f"the dashboard queries series Ray never exported: {sorted(missing)}"

@@ -1,0 +1,128 @@
+"""Candidate: one (workload, trace) pair to build, validate and time, as plain data.
+
+A candidate crosses process and machine boundaries, so it holds JSON (the workload as serialized by
+``tunefarm.ir.serialize.to_json``, the trace as ``Trace.to_json``) and plain numbers, never live IR objects.
+The workload JSON may be given as a dict or as its JSON text: the farms encode it to text once per workload
+and send the same string with every trial, which is much cheaper than re-serializing a nested dict.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+
+_WIRE_FIELDS = 11
+
+
+class CandidateError(ValueError):
+    """A candidate's fields are malformed (names the field and what is wrong)."""
+
+
+@dataclasses.dataclass
+class Candidate:
+    """What to measure and how.
+
+    - ``workload_key``: stable key of the unscheduled PrimFunc (``tunefarm.ir.structural.workload_key``);
+      workers cache the parsed workload, its inputs and its reference output under it.
+    - ``workload_json``: the unscheduled PrimFunc (dict or JSON text).
+    - ``trace_json``: the schedule trace to replay on it (the ``Trace.to_json`` value, or its JSON text).
+    - ``target``: canonical target string (``str(Target)``) the program is built for.
+    - ``timeout_s``: wall-clock budget of this trial (replay + build + check + timing), excluding time spent
+      waiting for the host's measurement lock and computing the per-workload reference (see measure.py).
+    - ``number`` / ``repeat`` / ``min_repeat_ms``: passed to ``time_evaluator`` (``repeat`` timings, each the
+      mean of ``number`` calls, ``number`` raised until one timing lasts ``min_repeat_ms``).
+    - ``check``: compare the output with the unscheduled function's before timing.
+    - ``task``: a human name for metrics and logs (defaults to the workload key).
+    - ``reference_json``: optional program (dict or JSON text, same parameters as the workload) whose output
+      defines "correct"; by default the unscheduled workload itself (tinygrad-style validation). Useful to
+      check a hand-written kernel against a simple one.
+    """
+
+    workload_key: str
+    workload_json: Any
+    trace_json: Any
+    target: str
+    timeout_s: float = 10.0
+    number: int = 1
+    repeat: int = 3
+    min_repeat_ms: float = 0.0
+    check: bool = True
+    task: str = ""
+    reference_json: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.workload_key, str) or not self.workload_key:
+            raise CandidateError(f"workload_key must be a non-empty string, got {self.workload_key!r}")
+        if not isinstance(self.workload_json, (dict, str)):
+            raise CandidateError("workload_json must be a dict or its JSON text, got "
+                                 f"{type(self.workload_json).__name__}")
+        if self.trace_json is None:
+            raise CandidateError("trace_json is missing (use the empty trace's JSON for the unscheduled program)")
+        if not isinstance(self.target, str) or not self.target.strip():
+            raise CandidateError(f"target must be a target string such as 'llvm -num-cores=1', got {self.target!r}")
+        if not isinstance(self.timeout_s, (int, float)) or not math.isfinite(self.timeout_s) or self.timeout_s <= 0:
+            raise CandidateError(f"timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
+        for name in ("number", "repeat"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise CandidateError(f"{name} must be an integer >= 1, got {v!r}")
+        if not isinstance(self.min_repeat_ms, (int, float)) or self.min_repeat_ms < 0:
+            raise CandidateError(f"min_repeat_ms must be >= 0, got {self.min_repeat_ms!r}")
+        if self.reference_json is not None and not isinstance(self.reference_json, (dict, str)):
+            raise CandidateError("reference_json must be None, a dict or its JSON text, got "
+                                 f"{type(self.reference_json).__name__}")
+        if not isinstance(self.task, str):
+            raise CandidateError(f"task must be a string, got {type(self.task).__name__}")
+        if not self.task:
+            self.task = self.workload_key
+
+    # ------------------------------------------------------------------ views used by workers
+    def workload_dict(self) -> dict:
+        """The workload JSON as a dict (parsing the text form when needed)."""
+        return _as_dict(self.workload_json, "workload_json")
+
+    def reference_dict(self) -> dict | None:
+        """The explicit reference program's JSON as a dict, or None (the workload is its own reference)."""
+        return None if self.reference_json is None else _as_dict(self.reference_json, "reference_json")
+
+    def trace_value(self) -> Any:
+        """The trace JSON value (parsing the text form when needed)."""
+        if isinstance(self.trace_json, str):
+            try:
+                return json.loads(self.trace_json)
+            except json.JSONDecodeError as e:
+                raise CandidateError(f"trace_json is not valid JSON: {e}") from None
+        return self.trace_json
+
+    # ------------------------------------------------------------------ wire form (plain tuple)
+    def to_wire(self, workload_text: str | None = None) -> tuple:
+        """A flat tuple of plain values for sending to a worker; ``workload_text`` replaces the workload."""
+        return (self.workload_key, workload_text if workload_text is not None else self.workload_json,
+                self.trace_json, self.target, float(self.timeout_s), self.number, self.repeat,
+                float(self.min_repeat_ms), bool(self.check), self.task, self.reference_json)
+
+    @classmethod
+    def from_wire(cls, wire: tuple) -> "Candidate":
+        if not isinstance(wire, (tuple, list)) or len(wire) != _WIRE_FIELDS:
+            raise CandidateError(f"a wire candidate is a {_WIRE_FIELDS}-tuple made by Candidate.to_wire")
+        return cls(*wire)
+
+    def with_workload_text(self) -> "Candidate":
+        """A copy whose workload is JSON text (what farms send)."""
+        if isinstance(self.workload_json, str):
+            return self
+        return dataclasses.replace(self, workload_json=json.dumps(self.workload_json, separators=(",", ":")))
+
+
+def _as_dict(value, field: str) -> dict:
+    if isinstance(value, str):
+        try:
+            d = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise CandidateError(f"{field} is not valid JSON: {e}") from None
+        if not isinstance(d, dict):
+            raise CandidateError(f"{field} text must encode a JSON object")
+        return d
+    return value
