@@ -190,8 +190,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _graph_command("run_command", args)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_best, add_report, add_tune_model, add_compile,
-                                                                 add_run]
+def add_tune(sub: argparse._SubParsersAction) -> None:
+    from tunefarm.search.cli_tune import add_tune_parser
+
+    add_tune_parser(sub)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_tune, add_tune_model, add_best, add_report,
+                                                                 add_compile, add_run]
 
 
 def build_parser() -> argparse.ArgumentParser:

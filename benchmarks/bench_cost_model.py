@@ -1,0 +1,90 @@
+"""How well the XGBoost cost model ranks real measurements of matmul 128^3 after 256 trials.
+
+    python benchmarks/bench_cost_model.py [--db tune.sqlite] [--trials 256] [--cores 1] [--workers 2]
+
+Without ``--db`` it first runs a 256-trial job (auto space) to get the measurements. Then, over 10 random
+splits, it trains on 80% of the records and reports the pairwise ranking accuracy on the other 20% (pairs of
+held-out candidates ordered like their measured latencies; failures count as the slowest) and the top-8
+recall, next to the held-out accuracy the tuning job itself logged after its last round. Target: >= 0.8.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+import numpy as np  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", default=None, help="an existing database with matmul-128 records")
+    ap.add_argument("--workload", default="matmul-128")
+    ap.add_argument("--trials", type=int, default=256)
+    ap.add_argument("--cores", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--verbose", action="store_true", help="log the task table of every round")
+    args = ap.parse_args(argv)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s [%(levelname)s] %(message)s")
+    if args.verbose:
+        logging.getLogger("tunefarm.search").setLevel(logging.INFO)
+
+    import tunefarm
+    from tunefarm.database import Database
+    from tunefarm.ir.structural import workload_key
+    from tunefarm.schedule import Trace
+    from tunefarm.search.cost_model import XGBCostModel, pairwise_accuracy, top_k_recall
+    from tunefarm.search.features import extract_features
+    from tunefarm.search.workloads import builtin_workload
+
+    func = builtin_workload(args.workload)
+    target = tunefarm.Target(f"llvm -num-cores={args.cores}")
+    logged = None
+    if args.db is None:
+        from tunefarm.farm import LocalFarm
+
+        path = os.path.join(tempfile.mkdtemp(prefix="bench_cost_model-"), "tune.sqlite")
+        with LocalFarm(num_workers=args.workers, target=target) as farm:
+            result = tunefarm.tune(func, target=target, max_trials=args.trials, trials_per_round=32, database=path,
+                                   farm=farm, seed=0, task_name=args.workload)
+        logged = result.cost_model.metrics
+        db = result.database
+    else:
+        db = Database(args.db, create=False)
+    df = db.records(workload_key(func), target=str(target)).sort_values("trial")
+    feats = np.array([extract_features(Trace.from_json(json.loads(t)).replay(func).mod["main"], args.cores)
+                      for t in df.trace_json])
+    lat = df.min_us.to_numpy(dtype=float) / 1e6
+    label = np.where(np.isfinite(lat), np.nanmin(lat) / np.where(np.isfinite(lat), lat, 1.0), 0.0)
+    print(f"{len(df)} records ({int(np.isfinite(lat).sum())} successful) of {args.workload} in {db.path}")
+    rng = np.random.default_rng(0)
+    accs, recalls = [], []
+    for split in range(args.splits):
+        perm = rng.permutation(len(df))
+        n_test = len(df) // 5
+        test, train = perm[:n_test], perm[n_test:]
+        model = XGBCostModel(seed=split)
+        model.update(feats[train], ["w"] * len(train), [None if not np.isfinite(v) else v for v in lat[train]])
+        pred = model.predict(feats[test])
+        group = np.zeros(len(test))
+        accs.append(pairwise_accuracy(pred, label[test], group))
+        recalls.append(top_k_recall(pred, label[test], group, 8))
+    print(f"held-out pairwise ranking accuracy over {args.splits} splits: median {statistics.median(accs):.3f} "
+          f"(min {min(accs):.3f}, max {max(accs):.3f}); top-8 recall median {statistics.median(recalls):.3f}")
+    if logged is not None:
+        print(f"the tuning job's own last held-out accuracy: {logged.pairwise_accuracy:.3f} "
+              f"(top-{logged.k} recall {logged.top_k_recall:.3f}, {logged.n_train} samples)")
+    print("target: >= 0.8 ->", "met" if statistics.median(accs) >= 0.8 else "missed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The XGBoost cost model: learns rankings, treats failures as worst, saves as XGBoost JSON."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from tunefarm.search.cost_model import CostModelError, XGBCostModel, pairwise_accuracy, top_k_recall
+from tunefarm.search.features import FEATURE_LEN
+
+
+def _data(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, FEATURE_LEN))
+    lat = np.exp(0.8 * x[:, 3] - 0.5 * x[:, 10] + 0.3 * x[:, 0] * x[:, 1]) * 1e-4
+    return x, lat
+
+
+def test_metric_helpers_on_hand_examples():
+    label = np.array([1.0, 0.5, 0.25, 0.0])
+    group = np.zeros(4)
+    assert pairwise_accuracy(np.array([4.0, 3, 2, 1]), label, group) == 1.0
+    assert pairwise_accuracy(np.array([1.0, 2, 3, 4]), label, group) == 0.0
+    assert pairwise_accuracy(np.array([4.0, 3, 1, 2]), label, group) == pytest.approx(5 / 6)
+    assert pairwise_accuracy(np.array([4.0, 3, 1, 2]), label, group, only_positive=True) == 1.0
+    # pairs across groups never count
+    assert math.isnan(pairwise_accuracy(np.array([1.0, 2.0]), np.array([1.0, 0.5]), np.array([0, 1])))
+    assert top_k_recall(np.array([4.0, 3, 1, 2]), label, group, 2) == 1.0
+    assert top_k_recall(np.array([1.0, 3, 4, 2]), label, group, 2) == 0.5
+
+
+def test_learns_a_ranking_from_measurements_and_reports_held_out_quality():
+    x, lat = _data(300, 0)
+    model = XGBCostModel(seed=0, min_train_samples=32)
+    assert not model.is_trained
+    model.update(x[:150], ["w"] * 150, list(lat[:150]), retrain=False)
+    model.update(x[150:], ["w"] * 150, list(lat[150:]), retrain=True)
+    assert model.is_trained
+    m = model.metrics
+    assert m.n_heldout == 60 and m.pairwise_accuracy > 0.75 and 0 <= m.top_k_recall <= 1
+    xt, lt = _data(200, 1)
+    pred = model.predict(xt)
+    acc = pairwise_accuracy(pred, 1 / lt, np.zeros(200))
+    assert acc > 0.8
+    assert model.history and model.history[-1]["n_train"] == 300
+
+
+def test_failures_are_learned_as_the_worst():
+    x, lat = _data(200, 2)
+    lats = list(lat)
+    failed = x[:, 5] > 0.8  # a region of the feature space that always fails
+    for k in np.nonzero(failed)[0]:
+        lats[k] = None
+    model = XGBCostModel(seed=1)
+    model.update(x, ["w"] * 200, lats)
+    assert model.is_trained
+    xt, _ = _data(400, 3)
+    pred = model.predict(xt)
+    bad = xt[:, 5] > 1.0
+    assert pred[bad].mean() < pred[~bad].mean()
+
+
+def test_untrained_model_scores_randomly_until_enough_successes():
+    model = XGBCostModel(seed=0, min_train_samples=32)
+    x, lat = _data(40, 4)
+    assert model.update(x[:31], ["w"] * 31, list(lat[:31])) is False
+    assert not model.is_trained
+    p1, p2 = model.predict(x), model.predict(x)
+    assert p1.shape == (40,) and not np.array_equal(p1, p2)
+    assert model.update(x[31:], ["w"] * 9, list(lat[31:])) is True
+
+
+def test_groups_keep_workloads_apart():
+    # two workloads whose latencies differ by 1000x: the per-workload normalization makes both learnable
+    x, lat = _data(300, 5)
+    groups = ["small" if k % 2 else "big" for k in range(300)]
+    lat = np.where(np.array(groups) == "big", lat * 1000, lat)
+    for objective in ("regression", "rank"):
+        model = XGBCostModel(objective=objective, seed=0)
+        model.update(x, groups, list(lat))
+        assert model.metrics.pairwise_accuracy > 0.75
+
+
+def test_save_load_round_trip_in_xgboost_json(tmp_path):
+    x, lat = _data(120, 6)
+    model = XGBCostModel(seed=0)
+    model.update(x, ["w"] * 120, list(lat))
+    path = tmp_path / "model.json"
+    model.save(path)
+    doc = json.loads(path.read_text())
+    assert "learner" in doc  # XGBoost's own JSON model format
+    meta = json.loads((tmp_path / "model.json.meta.json").read_text())
+    assert meta["feature_len"] == FEATURE_LEN and meta["objective"] == "regression"
+    loaded = XGBCostModel.load(path)
+    assert loaded.is_trained
+    np.testing.assert_allclose(loaded.predict(x), model.predict(x))
+    assert math.isclose(loaded.metrics.pairwise_accuracy, model.metrics.pairwise_accuracy)
+
+
+def test_save_and_load_errors(tmp_path):
+    model = XGBCostModel()
+    with pytest.raises(CostModelError, match="untrained"):
+        model.save(tmp_path / "m.json")
+    x, lat = _data(60, 7)
+    model.update(x, ["w"] * 60, list(lat))
+    with pytest.raises(CostModelError, match="must end in .json"):
+        model.save(tmp_path / "m.bin")
+    (tmp_path / "other.json").write_text("{}")
+    with pytest.raises(CostModelError, match="meta.json is missing"):
+        XGBCostModel.load(tmp_path / "other.json")
+    model.save(tmp_path / "m.json")
+    meta = json.loads((tmp_path / "m.json.meta.json").read_text())
+    meta["feature_version"] = -1
+    (tmp_path / "m.json.meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CostModelError, match="feature version -1"):
+        XGBCostModel.load(tmp_path / "m.json")
+    with pytest.raises(CostModelError, match="must match"):
+        model.update(x[:3], ["w"] * 2, [1e-3] * 3)
+    with pytest.raises(ValueError, match="objective"):
+        XGBCostModel(objective="magic")
+
+
+def test_pairwise_rank_objective_also_ranks():
+    x, lat = _data(200, 8)
+    model = XGBCostModel(objective="rank", seed=0)
+    model.update(x, ["w"] * 200, list(lat))
+    xt, lt = _data(200, 9)
+    assert pairwise_accuracy(model.predict(xt), 1 / lt, np.zeros(200)) > 0.75

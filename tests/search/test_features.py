@@ -1,0 +1,79 @@
+"""Features of scheduled programs: fixed length, and the numbers mean what they say."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tunefarm.schedule import Schedule
+from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, FeatureCache, extract_features,
+                                      feature_names, store_features)
+
+
+def _col(vec, store: int, name: str) -> float:
+    return vec[store * STORE_LEN + STORE_FEATURES.index(name)]
+
+
+def _buf(vec, store: int, buf: int, name: str) -> float:
+    from tunefarm.search.features import ACCESS_FEATURES
+
+    return vec[store * STORE_LEN + len(STORE_FEATURES) + buf * len(ACCESS_FEATURES) + ACCESS_FEATURES.index(name)]
+
+
+def test_plain_matmul_loops_strides_and_bytes(mm64):
+    v = extract_features(mm64)
+    assert v.shape == (FEATURE_LEN,) and len(feature_names()) == FEATURE_LEN
+    assert np.isfinite(v).all()
+    # the update store C[i,j] += A[i,k] * B[k,j] is the heaviest: 64^3 iterations, 2 float ops
+    assert _col(v, 0, "log_iterations") == math.log2(1 + 64 ** 3)
+    assert _col(v, 0, "log_total_flop") == math.log2(1 + 2 * 64 ** 3)
+    assert _col(v, 0, "n_loops") == 3
+    # innermost loop is k: C ignores it (stride 0), A[i, k] is contiguous, B[k, j] strides a row
+    assert _buf(v, 0, 0, "is_write") == 1 and _buf(v, 0, 0, "stride_innermost") == 0
+    strides = sorted([_buf(v, 0, 1, "stride_innermost"), _buf(v, 0, 2, "stride_innermost")])
+    assert strides == [1.0, 64.0]
+    # every buffer is 64x64 floats: 16 KiB distinct
+    for b in range(3):
+        assert _buf(v, 0, b, "log_unique_bytes") == math.log2(1 + 64 * 64 * 4)
+    assert _col(v, 0, "innermost_vectorized") == 0 and _col(v, 0, "n_parallel") == 0
+
+
+def test_schedule_changes_show_up(mm64):
+    sch = Schedule(mm64)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    j0, j1 = sch.split(j, factors=[None, 16])
+    i0, i1 = sch.split(i, factors=[None, 4])
+    sch.reorder(i0, j0, k, i1, j1)
+    wb = sch.cache_write(b, 0, "local")
+    sch.reverse_compute_at(wb, j0)
+    sch.parallel(sch.fuse(i0, j0))
+    sch.vectorize(j1)
+    sch.annotate(k, "pragma_auto_unroll_max_step", 64)
+    sch.decompose_reduction(b, k)
+    v = extract_features(sch.mod["main"], n_cores=2)
+    assert _col(v, 0, "innermost_vectorized") == 1
+    assert _col(v, 0, "log_vector_extent") == math.log2(17)
+    assert _col(v, 0, "log_parallel_extent") == math.log2(1 + 16 * 4)
+    assert _col(v, 0, "parallel_outermost") == 1
+    assert _col(v, 0, "writes_local") == 1
+    # lowering compacts the accumulator to one 4 x 16 tile per parallel iteration
+    assert _col(v, 0, "log_local_tile_elems") == math.log2(1 + 64)
+    assert _col(v, 0, "log_auto_unroll_step") == math.log2(65)
+    # the unrolled part: i1 (4) x j1 vectorized... 4 * 16 > 64 would stop; i1 alone (4) fits
+    assert _col(v, 0, "log_auto_unrolled_iters") > 0
+    rows = store_features(sch.mod["main"])
+    assert rows.shape == (3, STORE_LEN)  # init, update, write-back
+    plain = extract_features(mm64)
+    assert not np.array_equal(plain, v)
+
+
+def test_feature_cache_by_program_hash(mm64):
+    cache = FeatureCache()
+    a = cache.get("h1", mm64)
+    b = cache.get("h1")
+    assert a is b and cache.hits == 1 and cache.misses == 1 and "h1" in cache
+    import pytest
+
+    with pytest.raises(KeyError, match="no cached features"):
+        cache.get("unknown")

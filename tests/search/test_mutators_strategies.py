@@ -1,0 +1,143 @@
+"""Mutators edit decisions that still replay; strategies never propose a known program twice."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from tunefarm.schedule import Schedule
+from tunefarm.search import SearchError
+from tunefarm.search.cost_model import XGBCostModel
+from tunefarm.search.features import FeatureCache
+from tunefarm.search.mutators import (MutateComputeLocation, MutateParallel, MutateTileSize, MutateUnroll,
+                                      default_mutators, mutate)
+from tunefarm.search.postprocs import default_postprocs
+from tunefarm.search.space import AutoSpace, ScheduleFn
+from tunefarm.search.strategy_evolutionary import EvolutionarySearch
+from tunefarm.search.strategy_random import RandomSearch
+from tunefarm.search.task import TuneTask
+
+
+def _design(func, seed=0, n_cores=4):
+    return AutoSpace(n_cores=n_cores).sample(func, seed).trace
+
+
+def test_tile_size_mutation_keeps_the_product_and_the_innermost_limit(mm128):
+    trace = _design(mm128)
+    m = MutateTileSize(1.0)
+    rng = random.Random(0)
+    idxs = m.candidates(trace)
+    assert len(idxs) == 3
+    changed = 0
+    for _ in range(50):
+        i = rng.choice(idxs)
+        new = m.propose(trace, i, rng)
+        old = trace.decisions[i]
+        assert math.prod(new) == math.prod(old) == 128
+        assert new[-1] <= 64 and len(new) == len(old)
+        changed += new != old
+        trace.with_decision(i, new).replay(mm128)  # still a valid program
+    assert changed == 50
+
+
+def test_unroll_and_parallel_mutators_touch_only_their_categoricals(mm128):
+    trace = _design(mm128)
+    unroll = MutateUnroll(1.0).candidates(trace)
+    par = MutateParallel(1.0).candidates(trace)
+    assert len(unroll) == 1 and len(par) == 1 and unroll != par
+    assert trace.insts[unroll[0]].attrs[0] == [0, 16, 64, 512]
+    rng = random.Random(1)
+    for _ in range(10):
+        d = MutateUnroll(1.0).propose(trace, unroll[0], rng)
+        assert d != trace.decisions[unroll[0]] and 0 <= d < 4
+
+
+def test_compute_location_mutation_uses_legal_locations():
+    from tunefarm import te
+
+    A = te.placeholder((64, 64), name="A")
+    B = te.compute((64, 64), lambda i, j: te.exp(A[i, j]), name="B")
+    C = te.compute((64, 64), lambda i, j: B[i, j] + B[i, j], name="C")
+    func = te.create_prim_func([A, C])
+
+    def space(sch):
+        b = sch.get_block("B")
+        sch.compute_at(b, sch.sample_compute_location(b))
+        return sch
+
+    sch = space(Schedule(func, seed=0))
+    m = MutateComputeLocation(1.0)
+    (idx,) = m.candidates(sch.trace)
+    rng = random.Random(0)
+    seen = set()
+    for _ in range(12):
+        d = m.propose(sch.trace, idx, rng, func)
+        assert d is not None and d != sch.trace.decisions[idx]
+        sch.trace.with_decision(idx, d).replay(func)
+        seen.add(d)
+    assert len(seen) >= 2
+
+
+def test_mutate_returns_none_when_nothing_applies(mm64):
+    sch = Schedule(mm64)
+    sch.get_loops(sch.get_block("C"))
+    assert mutate(sch.trace, random.Random(0), default_mutators()) is None
+
+
+def _task(func, space, seed=0):
+    return TuneTask("t", func, space, default_postprocs(), seed=seed)
+
+
+def test_random_search_dedups_and_exhausts_a_small_space(mm128):
+    from search_spaces.matmul import stochastic_schedule_mm
+
+    task = _task(mm128, ScheduleFn(stochastic_schedule_mm))
+    rs = RandomSearch(task)
+    first = rs.propose(3)
+    assert len(first) == 3 and len({p.hash for p in first}) == 3
+    for p in first:
+        task.known_hashes.add(p.hash)
+    rest = rs.propose(8)
+    assert len(rest) == 2 and not ({p.hash for p in rest} & task.known_hashes)
+    for p in rest:
+        task.known_hashes.add(p.hash)
+    assert rs.propose(8) == [] and rs.exhausted
+
+
+def test_no_valid_sample_raises_a_search_error_after_bounded_attempts(mm64):
+    def broken(sch):
+        b = sch.get_block("C")
+        i, j, k = sch.get_loops(b)
+        sch.split(i, factors=[3, 21])  # never a legal split of 64
+
+    task = _task(mm64, ScheduleFn(broken))
+    with pytest.raises(SearchError, match=r"no valid schedule in \d+ attempts.*split"):
+        RandomSearch(task, max_attempts=64).propose(4)
+    assert task.n_invalid == 64
+
+
+def _oracle(prog) -> float:
+    """A made-up latency: programs whose innermost j tile is wide and vectorized are fast."""
+    d = [d for i, d in prog.design.decisions.items() if prog.design.insts[i].kind == "SamplePerfectTile"]
+    inner_j = d[1][-1]
+    return 1e-3 / inner_j
+
+
+def test_evolutionary_search_follows_the_cost_model(mm128):
+    space = AutoSpace(n_cores=1)
+    task = _task(mm128, space, seed=0)
+    feats = FeatureCache()
+    model = XGBCostModel(seed=0)
+    train = RandomSearch(task, features=feats).propose(96)
+    model.update([feats.get(p.hash, p.func) for p in train], ["t"] * len(train), [_oracle(p) for p in train])
+    assert model.is_trained
+    for p in train:
+        task.record_measured(p, _oracle(p))
+    evo = EvolutionarySearch(task, model, feats, population_size=48, generations=2, seed=0)
+    picked = evo.propose(16)
+    assert len(picked) == 16 and not ({p.hash for p in picked} & task.known_hashes)
+    assert evo.last_stats["mutants"] > 0
+    baseline = RandomSearch(_task(mm128, space, seed=99), features=feats).propose(16)
+    assert np.median([_oracle(p) for p in picked]) < np.median([_oracle(p) for p in baseline])

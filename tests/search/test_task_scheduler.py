@@ -1,0 +1,80 @@
+"""Task schedulers: round-robin cycles; the gradient scheduler warms up, then follows expected gains."""
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+
+from tunefarm.search.progress import Progress, task_table
+from tunefarm.search.task_scheduler import (GradientScheduler, RoundRobin, TaskState, make_task_scheduler)
+
+
+def test_round_robin_cycles_and_skips_done_tasks():
+    tasks = [TaskState("a"), TaskState("b"), TaskState("c")]
+    rr = RoundRobin()
+    assert [rr.next_task(tasks) for _ in range(4)] == [0, 1, 2, 0]
+    tasks[1].done = True
+    assert [rr.next_task(tasks) for _ in range(3)] == [2, 0, 2]
+    for t in tasks:
+        t.done = True
+    assert rr.next_task(tasks) is None
+
+
+def test_gradient_warm_up_then_the_task_with_most_to_gain():
+    tasks = [TaskState("small", weight=1.0), TaskState("big", weight=10.0)]
+    gs = GradientScheduler(epsilon=0.0, seed=0)
+    assert gs.next_task(tasks) == 0
+    tasks[0].record_round(8, 1e-3)
+    assert gs.next_task(tasks) == 1
+    tasks[1].record_round(8, 1e-3)
+    # same latency, but 'big' counts ten times in the objective
+    assert gs.next_task(tasks) == 1
+    # 'big' stalls for several rounds while 'small' keeps improving fast
+    for _ in range(6):
+        tasks[1].record_round(8, 1e-3)
+    for lat in (5e-4, 2.5e-4, 1.2e-4, 6e-5):
+        tasks[0].record_round(8, lat)
+    g_small, g_big = gs.gradient(tasks[0]), gs.gradient(tasks[1])
+    assert g_small < 0 and g_big < 0
+    assert gs.next_task(tasks) == (0 if g_small < g_big else 1)
+    # a task without any successful measurement is tried first
+    tasks.append(TaskState("new"))
+    assert gs.next_task(tasks) == 2
+
+
+def test_gradient_explores_with_epsilon():
+    tasks = [TaskState("a"), TaskState("b")]
+    for t in tasks:
+        t.record_round(4, 1e-3)
+    tasks[0].record_round(4, 1e-4)
+    gs = GradientScheduler(epsilon=1.0, seed=1)
+    picks = {gs.next_task(tasks) for _ in range(40)}
+    assert picks == {0, 1}
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="alpha"):
+        GradientScheduler(alpha=2)
+    with pytest.raises(ValueError, match="unknown task scheduler"):
+        make_task_scheduler("fifo")
+    assert isinstance(make_task_scheduler("round-robin"), RoundRobin)
+
+
+def test_task_table_and_live_progress(caplog):
+    tasks = [TaskState("main", flop=4194304.0)]
+    text = task_table(tasks)
+    assert "ID | Name" in text and "Speed (GFLOPS)" in text and "N/A" in text and "Total trials: 0" in text
+    tasks[0].record_round(64, 5.481e-6)
+    text = task_table(tasks)
+    assert "765.2" in text and "5.4810" in text and "Total trials: 64" in text
+    stream = io.StringIO()
+    prog = Progress(tasks, 64, live=True, stream=stream)
+    with caplog.at_level(logging.INFO, logger="tunefarm.search"):
+        prog.round(0, 64)
+        prog.finish()
+    assert "trials 64/64" in stream.getvalue() and stream.getvalue().endswith("\n")
+    assert "[Updated] Task #0" in caplog.text and "Tuning finished" in caplog.text
+    quiet = io.StringIO()
+    Progress(tasks, 64, stream=quiet).round(0, 1)  # not a terminal: no live line
+    assert quiet.getvalue() == ""

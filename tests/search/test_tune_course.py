@@ -1,0 +1,112 @@
+"""The course's tuning flow, line by line: ``stochastic_schedule_mm`` + ``tune`` + ``compile_tir``."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+import tunefarm
+from tunefarm.script import T, ir_module
+
+
+@ir_module
+class MyModule:
+    @T.prim_func
+    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+             C: T.Buffer((128, 128), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0.0
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+def test_course_flow_tune_print_best_trace_and_compile(tmp_path, target, farm, capsys):
+    from search_spaces.matmul import stochastic_schedule_mm
+
+    db_path = str(tmp_path / "tune.sqlite")
+    result = tunefarm.tune(MyModule, target=target, max_trials=64, trials_per_round=64,
+                           space=stochastic_schedule_mm, database=db_path, farm=farm, seed=0)
+    # the space has exactly five programs (inner j factor 1, 2, 4, 8, 16): all measured once, never twice
+    db = result.database
+    df = db.records()
+    assert len(df) == 5 == result.trials
+    assert df.program_hash.nunique() == 5
+    assert (df.status == "ok").all()
+    inner = sorted(next(iter(tunefarm.Trace.from_json(json.loads(j)).decisions.values()))[1]
+                   for j in df.trace_json)
+    assert inner == [1, 2, 4, 8, 16]
+
+    best = result.best_trace
+    print(best)
+    out = capsys.readouterr().out
+    assert "sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision=[" in out
+    assert best.decisions  # the decision of the sampled tile is part of the best trace
+    assert result.best_latency_us == df.median_us.min()
+
+    mod = tunefarm.compile_tir(db_path, MyModule, target)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 128), dtype=np.float32)
+    b = rng.standard_normal((128, 128), dtype=np.float32)
+    c = np.zeros((128, 128), np.float32)
+    mod["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    # without a target: built for the one the workload was tuned for
+    c2 = np.zeros_like(c)
+    tunefarm.compile_tir(db_path, MyModule)["main"](a, b, c2)
+    np.testing.assert_allclose(c2, c, rtol=1e-6)
+
+
+def test_space_by_path_string_and_resume_does_not_remeasure(tmp_path, target, farm, mm64):
+    db_path = str(tmp_path / "r.sqlite")
+    space = "search_spaces/matmul.py:multi_level_tiling_mm"
+    r1 = tunefarm.tune(mm64, target=target, max_trials=6, trials_per_round=3, space=space, database=db_path,
+                       farm=farm, seed=3)
+    assert r1.trials == 6
+    db = r1.database
+    first = set(db.records().program_hash)
+    assert len(first) == 6
+    # same job again with a bigger budget: 4 more, none of them already known
+    r2 = tunefarm.tune(mm64, target=target, max_trials=10, trials_per_round=4, space=space, database=db_path,
+                       farm=farm, seed=3)
+    assert r2.trials == 4
+    assert r2.cost_model.n_samples == 10  # warm-started from the 6 stored records, then 4 new ones
+    df = db.records()
+    assert len(df) == 10 and df.program_hash.nunique() == 10
+    # and the budget counts stored trials: re-running with the same total measures nothing
+    r3 = tunefarm.tune(mm64, target=target, max_trials=10, space=space, database=db_path, farm=farm, seed=4)
+    assert r3.trials == 0 and db.count_records() == 10
+    assert len(db.jobs()) == 3
+
+
+def test_compile_tir_without_records_is_a_clear_error(tmp_path, target, mm64):
+    import pytest
+
+    from tunefarm.search import SearchError
+
+    with pytest.raises(SearchError, match="no successful tuning record"):
+        tunefarm.compile_tir(str(tmp_path / "empty.sqlite"), mm64, target)
+
+
+def test_tune_tasks_shares_the_budget_between_workloads(tmp_path, target, farm, caplog):
+    import logging
+
+    from tunefarm.search.workloads import builtin_workload
+    from tunefarm.tune import tune_tasks
+
+    tasks = [("mm", builtin_workload("matmul-32"), 2.0), ("relu", builtin_workload("relu-64"), 1.0)]
+    with caplog.at_level(logging.INFO, logger="tunefarm.search"):
+        result = tune_tasks(tasks, target=target, max_trials=8, trials_per_round=2,
+                                     database=str(tmp_path / "multi.sqlite"), farm=farm, seed=0)
+    df = result.database.records()
+    assert len(df) == 8 == result.trials
+    counts = df.workload.value_counts().to_dict()
+    assert set(counts) == {"mm", "relu"} and all(v >= 2 for v in counts.values())
+    assert [t.name for t in result.tasks] == ["mm", "relu"] and sum(t.trials for t in result.tasks) == 8
+    assert "| mm " in caplog.text and "| relu " in caplog.text  # the task table lists both
+    config = json.loads(result.database.jobs().config_json.iloc[0])
+    assert [t[0] for t in config["tasks"]] == ["mm", "relu"] and config["max_trials"] == 8
+    for name in ("mm", "relu"):
+        assert result.best_record(name).status.value == "ok"

@@ -1,0 +1,128 @@
+"""Workloads by name or file, spaces by name or path, and the ``tunefarm tune`` command."""
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+import pytest
+
+from search_spaces.registry import load_space, register_space, registered_names
+from tunefarm.search.space import SpaceError
+from tunefarm.search.workloads import WorkloadError, builtin_workload, load_workload
+
+
+def _shapes(func):
+    return [p.const_shape() for p in func.params]
+
+
+def test_builtin_workloads():
+    assert _shapes(builtin_workload("matmul-128")) == [(128, 128)] * 3
+    assert _shapes(builtin_workload("matmul-32x16x8")) == [(32, 8), (8, 16), (32, 16)]
+    assert _shapes(builtin_workload("dense-relu-784-128")) == [(1, 784), (128, 784), (128,), (1, 128)]
+    assert _shapes(builtin_workload("dense-relu-784-128-b4"))[0] == (4, 784)
+    assert _shapes(builtin_workload("conv2d-1x64x28x28-64x3x3"))[-1] == (1, 64, 28, 28)
+    assert _shapes(builtin_workload("conv2d-1x3x32x32-8x3x3-s2-p0"))[-1] == (1, 8, 15, 15)
+    assert _shapes(builtin_workload("relu-16")) == [(16, 16)] * 2
+    from tunefarm.search.block_info import leaf_blocks
+
+    assert leaf_blocks(builtin_workload("matmul-128")) == ["C"]  # the course's block name
+    with pytest.raises(WorkloadError, match="unknown workload 'matmul'.*matmul-128"):
+        builtin_workload("matmul")
+
+
+def test_workload_files(tmp_path):
+    (tmp_path / "wl.py").write_text(textwrap.dedent('''
+        from tunefarm import te
+        from tunefarm.script import T
+
+        @T.prim_func
+        def mm(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+               C: T.Buffer((16, 16), "float32")):
+            for i, j, k in T.grid(16, 16, 16):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = 0.0
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+        def te_relu():
+            A = te.placeholder((8, 8), name="A")
+            return [A, te.compute((8, 8), lambda i, j: te.max(A[i, j], 0.0), name="relu")]
+
+        NOT_A_WORKLOAD = 3
+    '''))
+    name, func = load_workload(f"{tmp_path}/wl.py:mm")
+    assert name == "mm" and _shapes(func) == [(16, 16)] * 3
+    name, func = load_workload(f"{tmp_path}/wl.py:te_relu")
+    assert _shapes(func) == [(8, 8)] * 2
+    with pytest.raises(WorkloadError, match="not a PrimFunc"):
+        load_workload(f"{tmp_path}/wl.py:NOT_A_WORKLOAD")
+    with pytest.raises(SpaceError, match="has no 'missing'"):
+        load_workload(f"{tmp_path}/wl.py:missing")
+    with pytest.raises(SpaceError, match="no such file"):
+        load_workload(f"{tmp_path}/nope.py:mm")
+
+
+def test_space_registry(tmp_path):
+    assert {"stochastic_schedule_mm", "multi_level_tiling_mm", "dense_bias_relu", "conv2d",
+            "elementwise"} <= set(registered_names())
+    from search_spaces.matmul import stochastic_schedule_mm
+
+    assert load_space("stochastic_schedule_mm") is stochastic_schedule_mm
+    assert load_space("search_spaces/matmul.py:stochastic_schedule_mm") is stochastic_schedule_mm
+    (tmp_path / "my_space.py").write_text("def space(sch):\n    return sch\nVALUE = 1\n")
+    assert load_space(f"{tmp_path}/my_space.py:space").__name__ == "space"
+    with pytest.raises(SpaceError, match="not a schedule function"):
+        load_space(f"{tmp_path}/my_space.py:VALUE")
+    with pytest.raises(SpaceError, match="must be a .py file"):
+        load_space(f"{tmp_path}/my_space.txt:space")
+    with pytest.raises(SpaceError, match="not a Python identifier"):
+        load_space(f"{tmp_path}/my_space.py:1+1")
+    register_space("mine", stochastic_schedule_mm)
+    assert load_space("mine") is stochastic_schedule_mm
+    with pytest.raises(SpaceError, match="without ':'"):
+        register_space("a:b", stochastic_schedule_mm)
+
+
+def test_the_stochastic_schedule_mm_of_the_course_is_verbatim():
+    import inspect
+
+    from search_spaces.matmul import stochastic_schedule_mm
+
+    body = inspect.getsource(stochastic_schedule_mm).splitlines()[1:]
+    assert [line.strip() for line in body] == [
+        'block_C = sch.get_block("C", "main")',
+        "i, j, k = sch.get_loops(block=block_C)",
+        "j_factors = sch.sample_perfect_tile(loop=j, n=2)",
+        "j_0, j_1 = sch.split(loop=j, factors=j_factors)",
+        "sch.reorder(i, j_0, k, j_1)",
+        "sch.decompose_reduction(block_C, k)",
+        "return sch",
+    ]
+
+
+def _parser():
+    from tunefarm.search.cli_tune import add_tune_parser
+
+    p = argparse.ArgumentParser(prog="tunefarm")
+    add_tune_parser(p.add_subparsers(dest="command"))
+    return p
+
+
+def test_cli_tune_then_refuse_without_resume_then_resume(tmp_path, capsys):
+    db = str(tmp_path / "cli.sqlite")
+    base = ["tune", "matmul-32", "--space", "search_spaces/matmul.py:stochastic_schedule_mm", "--db", db,
+            "--farm", "local", "--workers", "1", "--target", "llvm -num-cores=1", "--seed", "0"]
+    args = _parser().parse_args(base + ["--trials", "2"])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "2 new trials" in out and "best:" in out and "sample_perfect_tile(loop=l2, n=2" in out
+    args = _parser().parse_args(base + ["--trials", "4"])
+    assert args.func(args) == 2
+    assert "pass --resume" in capsys.readouterr().err
+    args = _parser().parse_args(base + ["--trials", "4", "--resume"])
+    assert args.func(args) == 0
+    assert "2 new trials" in capsys.readouterr().out
+    args = _parser().parse_args(["tune", "no-such-workload", "--db", db, "--farm", "local"])
+    assert args.func(args) == 2
+    assert "unknown workload" in capsys.readouterr().err

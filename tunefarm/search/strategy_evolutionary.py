@@ -1,0 +1,137 @@
+"""Evolutionary search guided by the cost model (MetaSchedule's ``EvolutionarySearch``, sized for Python).
+
+Each round:
+1. the population starts from the fastest programs measured so far (this job and, via warm start, earlier
+   ones in the database), the best still-unmeasured programs of the previous round, and fresh samples;
+2. a few generations: parents are drawn by predicted score (tournament), mutated with probability
+   ``mutate_prob`` (a mutant edits one decision and is replayed; if it no longer fits, the parent survives),
+   and the next population keeps the best-scored unique programs (by program hash);
+3. the batch is the best-predicted programs never measured (the dedup includes every program hash the
+   database already holds for this workload, so a resumed job never re-measures one), with an
+   ``eps_greedy`` share of random fresh samples for exploration.
+
+Until the cost model is trained (too few measurements) the batch is random fresh samples.
+"""
+from __future__ import annotations
+
+import random
+
+from .mutators import default_mutators, mutate
+from .program import Program
+from .strategy import SearchStrategy
+
+
+class EvolutionarySearch(SearchStrategy):
+    name = "evolutionary"
+
+    def __init__(self, task, cost_model, features=None, population_size: int = 96, generations: int = 3,
+                 mutate_prob: float = 0.85, eps_greedy: float = 0.05, init_measured: int = 16, carry_over: int = 32,
+                 fresh_per_round: int | None = None, mutators=None, seed: int = 0, max_attempts: int = 512):
+        super().__init__(task, cost_model, features, max_attempts)
+        self.population_size = population_size
+        self.generations = generations
+        self.mutate_prob = mutate_prob
+        self.eps_greedy = eps_greedy
+        self.init_measured = init_measured
+        self.carry_over = carry_over
+        self.fresh_per_round = fresh_per_round
+        self.mutators = list(mutators) if mutators is not None else default_mutators()
+        self.rng = random.Random(seed)
+        self._carry: list[Program] = []
+        self.last_stats: dict = {}
+
+    # ---------------------------------------------------------------------------------------------------
+    def _mutant(self, parent: Program) -> Program | None:
+        edit = mutate(parent.design, self.rng, self.mutators, self.task.func)
+        if edit is None:
+            return None
+        index, decision = edit
+        try:
+            design = parent.design.with_decision(index, decision)
+        except ValueError:
+            return None
+        return self.task.from_design(design)
+
+    def _pick(self, pop: list[Program]) -> Program:
+        a, b = self.rng.choice(pop), self.rng.choice(pop)
+        return a if (a.score or 0.0) >= (b.score or 0.0) else b
+
+    def propose(self, n: int) -> list[Program]:
+        known = self.task.known_hashes
+        model_ready = self.cost_model is not None and self.cost_model.is_trained
+        if not model_ready:
+            out = self.fresh(n)
+            if not out:
+                self.exhausted = True
+            return out
+
+        # 1. initial population
+        seeds: dict[str, Program] = {}
+        for _, p in self.task.best[: self.init_measured]:
+            seeds.setdefault(p.hash, p)
+        for p in self._carry[: self.carry_over]:
+            if p.hash not in known:
+                seeds.setdefault(p.hash, p)
+        n_fresh = self.fresh_per_round if self.fresh_per_round is not None else \
+            max(self.population_size - len(seeds), int(n * self.eps_greedy) + 1)
+        fresh = self.fresh(n_fresh, exclude=set(seeds), attempts=max(4 * n_fresh, 64))
+        for p in fresh:
+            seeds.setdefault(p.hash, p)
+        pop = list(seeds.values())
+        if not pop:
+            self.exhausted = True
+            return []
+        self.score(pop)
+        pool: dict[str, Program] = {p.hash: p for p in pop if p.hash not in known}
+
+        # 2. generations
+        n_mutants = n_invalid = 0
+        for _ in range(self.generations):
+            children: dict[str, Program] = {}
+            for _ in range(self.population_size):
+                parent = self._pick(pop)
+                child = None
+                if self.rng.random() < self.mutate_prob:
+                    child = self._mutant(parent)
+                    n_mutants += 1
+                    if child is None:
+                        n_invalid += 1
+                children.setdefault((child or parent).hash, child or parent)
+            new = list(children.values())
+            self.score(new)
+            for p in new:
+                if p.hash not in known:
+                    pool.setdefault(p.hash, p)
+            merged = {p.hash: p for p in pop}
+            merged.update(children)
+            pop = sorted(merged.values(), key=lambda p: -(p.score or 0.0))[: self.population_size]
+
+        # 3. batch: best predicted, plus a few random fresh ones
+        ranked = sorted(pool.values(), key=lambda p: -(p.score or 0.0))
+        n_random = int(round(n * self.eps_greedy))
+        out: list[Program] = []
+        chosen: set[str] = set()
+        for p in ranked:
+            if len(out) >= n - n_random:
+                break
+            out.append(p)
+            chosen.add(p.hash)
+        spare = [p for p in fresh if p.hash not in chosen]
+        self.rng.shuffle(spare)
+        for p in spare:
+            if len(out) >= n:
+                break
+            out.append(p)
+            chosen.add(p.hash)
+        for p in ranked:  # fill up if random spares ran out
+            if len(out) >= n:
+                break
+            if p.hash not in chosen:
+                out.append(p)
+                chosen.add(p.hash)
+        self._carry = [p for p in ranked if p.hash not in chosen][: self.carry_over]
+        self.last_stats = {"population": len(pop), "pool": len(pool), "mutants": n_mutants,
+                           "invalid_mutants": n_invalid, "fresh": len(fresh)}
+        if not out:
+            self.exhausted = True
+        return out

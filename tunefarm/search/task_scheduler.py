@@ -1,0 +1,107 @@
+"""Which task gets the next round of trials when several workloads are tuned together.
+
+``RoundRobin`` cycles. ``GradientScheduler`` follows Ansor / MetaSchedule: the objective is the weighted
+sum of best latencies ``f = sum_i w_i * g_i``, and the next round goes to the task whose ``g_i`` is expected
+to fall fastest per round: ``w_i * (alpha * backward_i + (1 - alpha) * forward_i)`` where ``backward_i`` is the
+observed improvement over the last ``window`` rounds and ``forward_i = -g_i / rounds_i`` is the optimistic
+guess that more rounds keep paying off at the average rate so far. Each task first gets one warm-up round;
+with probability ``epsilon`` a random unfinished task is picked (exploration).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+
+
+@dataclasses.dataclass
+class TaskState:
+    """One tuning task as the scheduler and the progress table see it."""
+
+    name: str
+    weight: float = 1.0
+    flop: float | None = None
+    trials: int = 0
+    rounds: int = 0
+    best_latency: float = math.inf  # seconds
+    done: bool = False
+    history: list = dataclasses.field(default_factory=list)  # best latency after each round
+
+    def record_round(self, n_trials: int, best_latency: float) -> None:
+        self.trials += n_trials
+        self.rounds += 1
+        self.best_latency = min(self.best_latency, best_latency)
+        self.history.append(self.best_latency)
+
+    @property
+    def gflops(self) -> float:
+        if not self.flop or not math.isfinite(self.best_latency):
+            return math.nan
+        return self.flop / self.best_latency / 1e9
+
+
+class TaskScheduler:
+    """Base class: ``next_task(tasks)`` returns an index into ``tasks`` or None when all are done."""
+
+    def next_task(self, tasks: list[TaskState]) -> int | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class RoundRobin(TaskScheduler):
+    def __init__(self):
+        self._cursor = -1
+
+    def next_task(self, tasks):
+        n = len(tasks)
+        for step in range(1, n + 1):
+            i = (self._cursor + step) % n
+            if not tasks[i].done:
+                self._cursor = i
+                return i
+        return None
+
+
+class GradientScheduler(TaskScheduler):
+    def __init__(self, alpha: float = 0.2, window: int = 3, epsilon: float = 0.05, seed: int | None = None):
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        if window < 1:
+            raise ValueError(f"window must be >= 1, got {window}")
+        self.alpha = alpha
+        self.window = window
+        self.epsilon = epsilon
+        self._rng = random.Random(seed)
+
+    def gradient(self, t: TaskState) -> float:
+        """Expected change of the weighted objective per extra round of this task (more negative = better)."""
+        if t.rounds == 0 or not math.isfinite(t.best_latency):
+            return -math.inf
+        g = t.best_latency
+        if len(t.history) > self.window:
+            prev = t.history[-1 - self.window]
+            backward = (g - prev) / self.window if math.isfinite(prev) else -g
+        else:
+            backward = -g / t.rounds
+        forward = -g / t.rounds
+        return t.weight * (self.alpha * backward + (1.0 - self.alpha) * forward)
+
+    def next_task(self, tasks):
+        live = [i for i, t in enumerate(tasks) if not t.done]
+        if not live:
+            return None
+        for i in live:  # warm-up: every task gets one round before gradients mean anything
+            if tasks[i].rounds == 0:
+                return i
+        if self._rng.random() < self.epsilon:
+            return self._rng.choice(live)
+        return min(live, key=lambda i: (self.gradient(tasks[i]), tasks[i].rounds))
+
+
+def make_task_scheduler(kind: str | TaskScheduler = "gradient", seed: int | None = None) -> TaskScheduler:
+    if isinstance(kind, TaskScheduler):
+        return kind
+    if kind in ("round-robin", "round_robin", "roundrobin"):
+        return RoundRobin()
+    if kind == "gradient":
+        return GradientScheduler(seed=seed)
+    raise ValueError(f"unknown task scheduler {kind!r}; use 'gradient' or 'round-robin'")
