@@ -7,7 +7,7 @@ with constant coefficients, folding ``//`` and ``%`` when variable bounds prove 
 from __future__ import annotations
 
 from . import expr as E
-from .dtype import is_float
+from .dtype import is_float, result_dtype
 
 Bounds = dict  # Var -> (lo, hi) inclusive ints
 
@@ -25,8 +25,32 @@ class _Affine:
     def scaled(self, k: int) -> "_Affine":
         return _Affine({key: (t, c * k) for key, (t, c) in self.terms.items()}, self.const * k, self.dtype)
 
+    def add_term(self, var: E.Var, coef: int) -> "_Affine":
+        """``add_in_place`` of ``coef * var`` (a single-term affine form), without building it."""
+        terms = self.terms
+        key = ("v", id(var))
+        old = terms.get(key)
+        if old is None:
+            terms[key] = (var, coef)
+        elif old[1] + coef == 0:
+            del terms[key]
+        else:
+            terms[key] = (old[0], old[1] + coef)
+        return self
+
+    def scale_in_place(self, k: int) -> "_Affine":
+        terms = self.terms
+        for key, (t, c) in terms.items():
+            terms[key] = (t, c * k)
+        self.const *= k
+        return self
+
     def plus(self, other: "_Affine", sign: int = 1) -> "_Affine":
-        terms = dict(self.terms)
+        return _Affine(dict(self.terms), self.const, self.dtype).add_in_place(other, sign)
+
+    def add_in_place(self, other: "_Affine", sign: int = 1) -> "_Affine":
+        """``plus`` that updates ``self`` (for partial results nobody else holds)."""
+        terms = self.terms
         for key, (t, c) in other.terms.items():
             if key in terms:
                 nc = terms[key][1] + sign * c
@@ -36,28 +60,159 @@ class _Affine:
                     terms[key] = (t, nc)
             else:
                 terms[key] = (t, sign * c)
-        return _Affine(terms, self.const + sign * other.const, self.dtype)
+        self.const += sign * other.const
+        return self
 
     def to_expr(self) -> E.PrimExpr:
+        dtype = self.dtype
+        exact = not is_float(dtype)  # literals of ``dtype`` are IntImm
         pos = []
         neg = []
         for t, c in self.terms.values():
             if c > 0:
-                pos.append(t if c == 1 else E.mul(t, E.const(c, self.dtype)))
+                if c == 1:
+                    pos.append(t)
+                elif exact and t.dtype == dtype and not isinstance(t, (E.IntImm, E.FloatImm)):
+                    pos.append(_bin("*", t, _int(c, dtype)))  # what ``_scaled_term`` builds
+                else:
+                    pos.append(_scaled_term(t, c, dtype))
             else:
-                neg.append(t if c == -1 else E.mul(t, E.const(-c, self.dtype)))
+                neg.append(t if c == -1 else _scaled_term(t, -c, dtype))
         out = None
         for p in pos:
-            out = p if out is None else E.Binary("+", out, p)
+            out = p if out is None else _bin("+", out, p)
         for n in neg:
-            out = E.Binary("-", out if out is not None else E.const(0, self.dtype), n)
+            out = _bin("-", out if out is not None else _literal(0, dtype), n)
         if out is None:
-            return E.const(self.const, self.dtype)
+            return _literal(self.const, dtype)
         if self.const > 0:
-            out = E.Binary("+", out, E.const(self.const, self.dtype))
+            out = _bin("+", out, _int(self.const, dtype) if exact else _literal(self.const, dtype))
         elif self.const < 0:
-            out = E.Binary("-", out, E.const(-self.const, self.dtype))
+            out = _bin("-", out, _int(-self.const, dtype) if exact else _literal(-self.const, dtype))
         return out
+
+    def bound(self, bounds: Bounds) -> tuple[int, int] | None:
+        """``const_bound(self.to_expr(), bounds)``, computed from the terms without building the expression."""
+        if is_float(self.dtype):
+            return const_bound(self.to_expr(), bounds)
+        lo = hi = 0
+        for t, c in self.terms.values():
+            if c == 0 or is_float(t.dtype) or isinstance(t, (E.IntImm, E.FloatImm)):
+                return const_bound(self.to_expr(), bounds)  # to_expr folds these: let it decide
+            b = const_bound(t, bounds)
+            if b is None:
+                return None
+            if c == 1:
+                lo += b[0]
+                hi += b[1]
+            elif c == -1:
+                lo -= b[1]
+                hi -= b[0]
+            else:
+                m = c if c > 0 else -c
+                x, y = b[0] * m, b[1] * m
+                tlo, thi = (x, y) if x <= y else (y, x)
+                if c > 0:
+                    lo += tlo
+                    hi += thi
+                else:
+                    lo -= thi
+                    hi -= tlo
+        return (lo + self.const, hi + self.const)
+
+
+_NEW = object.__new__
+
+
+def _bin(op: str, a: E.PrimExpr, b: E.PrimExpr) -> E.Binary:
+    """``E.Binary(op, a, b)`` for an arithmetic ``op`` (``+ - * // %``), without the constructor's checks."""
+    n = _NEW(E.Binary)
+    n.op = op
+    n.a = a
+    n.b = b
+    da, db = a.dtype, b.dtype
+    n.dtype = da if da == db else result_dtype(da, db)
+    return n
+
+
+def _int(value: int, dtype: str) -> E.IntImm:
+    """``E.IntImm(value, dtype)`` for a Python int ``value``."""
+    n = _NEW(E.IntImm)
+    n.value = value
+    n.dtype = dtype
+    return n
+
+
+# ``E.add`` / ``E.sub`` / ``E.mul`` for index expressions. Interval analysis builds many sums of one integer
+# dtype; for those the constructors' general conversion and folding rules reduce to the few cases spelled
+# out here (same results, including which operand is returned unchanged); anything else goes to them.
+_INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+def add_int(a, b) -> E.PrimExpr:
+    """``E.add(a, b)``."""
+    ta, tb = type(a), type(b)
+    if (ta is E.Var or ta is E.Binary or ta is E.IntImm) and (tb is E.Var or tb is E.Binary or tb is E.IntImm) \
+            and a.dtype == b.dtype and a.dtype in _INT_DTYPES:
+        if tb is E.IntImm:
+            if ta is E.IntImm:
+                return _int(a.value + b.value, a.dtype)
+            if b.value == 0:
+                return a
+        elif ta is E.IntImm and a.value == 0:
+            return b
+        return _bin("+", a, b)
+    return E.add(a, b)
+
+
+def sub_int(a, b) -> E.PrimExpr:
+    """``E.sub(a, b)``."""
+    ta, tb = type(a), type(b)
+    if (ta is E.Var or ta is E.Binary or ta is E.IntImm) and (tb is E.Var or tb is E.Binary or tb is E.IntImm) \
+            and a.dtype == b.dtype and a.dtype in _INT_DTYPES:
+        if tb is E.IntImm:
+            if ta is E.IntImm:
+                return _int(a.value - b.value, a.dtype)
+            if b.value == 0:
+                return a
+        if a is b:
+            return _int(0, a.dtype)
+        return _bin("-", a, b)
+    return E.sub(a, b)
+
+
+def mul_int(a, b) -> E.PrimExpr:
+    """``E.mul(a, b)``."""
+    ta, tb = type(a), type(b)
+    if (ta is E.Var or ta is E.Binary or ta is E.IntImm) and (tb is E.Var or tb is E.Binary or tb is E.IntImm) \
+            and a.dtype == b.dtype and a.dtype in _INT_DTYPES:
+        if tb is E.IntImm:
+            if ta is E.IntImm:
+                return _int(a.value * b.value, a.dtype)
+            if b.value == 1:
+                return a
+            if b.value == 0:
+                return _int(0, a.dtype)
+        elif ta is E.IntImm:
+            if a.value == 1:
+                return b
+            if a.value == 0:
+                return _int(0, a.dtype)
+        return _bin("*", a, b)
+    return E.mul(a, b)
+
+
+def _literal(value: int, dtype: str) -> E.PrimExpr:
+    """``E.const(value, dtype)`` for an int ``value`` (the constructor's type dispatch, inlined)."""
+    return E.FloatImm(float(value), dtype) if is_float(dtype) else E.IntImm(value, dtype)
+
+
+def _scaled_term(t: E.PrimExpr, c: int, dtype: str) -> E.PrimExpr:
+    """``E.mul(t, E.const(c, dtype))``; the common case (same integer dtype, ``c`` not 0 or 1, ``t`` not a
+    literal) builds the product directly, everything else goes through ``E.mul``'s folding."""
+    if c != 0 and c != 1 and t.dtype == dtype and not is_float(dtype) and not isinstance(t, (E.IntImm, E.FloatImm)):
+        return E.Binary("*", t, E.IntImm(c, dtype))
+    return E.mul(t, E.const(c, dtype))
 
 
 def _key(e: E.PrimExpr):
@@ -93,22 +248,50 @@ def _atom(e: E.PrimExpr) -> _Affine:
 
 
 def _affine(e: E.PrimExpr, bounds: Bounds) -> _Affine:
-    if isinstance(e, E.IntImm):
+    """The affine form of ``e``; always a fresh object that the caller owns (and may update in place)."""
+    t = type(e)
+    if t is E.IntImm or (t is not E.Binary and isinstance(e, E.IntImm)):
         return _Affine({}, e.value, e.dtype)
-    if isinstance(e, E.Binary):
-        if e.op in ("+", "-"):
-            a, b = _affine(e.a, bounds), _affine(e.b, bounds)
-            return a.plus(b, 1 if e.op == "+" else -1)
-        if e.op == "*":
+    if t is E.Binary or isinstance(e, E.Binary):
+        op = e.op
+        if op == "+" or op == "-":
+            # a chain ``((x + y) - z) + ...``: walk down its left spine instead of recursing, then add the
+            # right operands innermost first (the order the recursion would use)
+            chain = [e]
+            left = e.a
+            while type(left) is E.Binary and (left.op == "+" or left.op == "-"):
+                chain.append(left)
+                left = left.a
+            a = _affine(left, bounds)
+            for node in reversed(chain):
+                sign = 1 if node.op == "+" else -1
+                b = node.b
+                tb = type(b)
+                if tb is E.IntImm:  # a literal: only the constant moves
+                    a.const += sign * b.value
+                elif tb is E.Var:  # one term, coefficient 1 (what ``_atom(b)`` holds)
+                    a.add_term(b, sign)
+                elif tb is E.Binary and b.op == "*" and type(b.b) is E.IntImm and type(b.a) is E.Var:
+                    a.add_term(b.a, sign * b.b.value)  # var * literal
+                else:
+                    a.add_in_place(_affine(b, bounds), sign)
+            return a
+        if op == "*":
+            b = e.b
+            if type(b) is E.IntImm:  # what the general case below does when the right side is a literal
+                a = e.a
+                if type(a) is E.Var:
+                    return _Affine({("v", id(a)): (a, b.value)}, 0, a.dtype)
+                return _affine(a, bounds).scale_in_place(b.value)
             a, b = _affine(e.a, bounds), _affine(e.b, bounds)
             if not b.terms:
-                return a.scaled(b.const)
+                return a.scale_in_place(b.const)
             if not a.terms:
-                return b.scaled(a.const)
+                return b.scale_in_place(a.const)
             return _atom(E.Binary("*", a.to_expr(), b.to_expr()))
-        if e.op in ("//", "%"):
-            return _divmod(e.op, _affine(e.a, bounds), simplify(e.b, bounds), bounds)
-        if e.op in ("min", "max"):
+        if op == "//" or op == "%":
+            return _divmod(op, _affine(e.a, bounds), simplify(e.b, bounds), bounds)
+        if op == "min" or op == "max":
             a, b = simplify(e.a, bounds), simplify(e.b, bounds)
             ba, bb = const_bound(a, bounds), const_bound(b, bounds)
             if ba is not None and bb is not None:
@@ -139,15 +322,17 @@ def _divmod(op: str, a: _Affine, b: E.PrimExpr, bounds: Bounds) -> _Affine:
     rest = _Affine(keep, a.const % c, a.dtype)
     q_const = a.const // c
     quot = _Affine({k: (t, co // c) for k, (t, co) in moved.items()}, q_const, a.dtype)
-    rb = const_bound(rest.to_expr(), bounds)
+    rb = rest.bound(bounds)
     if rb is not None:
         lo, hi = rb
         if lo // c == hi // c:  # the remainder part never crosses a multiple of c
             if op == "//":
-                return quot.plus(_Affine({}, lo // c, a.dtype))
-            return rest.plus(_Affine({}, -(lo // c) * c, a.dtype))
+                quot.const += lo // c
+                return quot
+            rest.const += -(lo // c) * c
+            return rest
     if op == "//":
-        return quot.plus(_atom(E.Binary("//", rest.to_expr(), b)))
+        return quot.add_in_place(_atom(E.Binary("//", rest.to_expr(), b)))
     return _atom(E.Binary("%", rest.to_expr(), b))
 
 
@@ -167,8 +352,35 @@ def simplify(e: E.PrimExpr, bounds: Bounds | None = None) -> E.PrimExpr:
     return _simplify_other(e, bounds)
 
 
+_AFFINE_OPS = frozenset({"+", "-", "*", "//", "%", "min", "max"})
+
+
+def _affine_case(e) -> bool:
+    """Whether ``simplify(e)`` is ``_affine(e).to_expr()`` (an integer sum, product, division...)."""
+    return type(e) is E.Binary and e.op in _AFFINE_OPS and not is_float(e.dtype) and e.dtype != "bool"
+
+
+def simplified_bound(e: E.PrimExpr, bounds: Bounds | None = None) -> tuple[int, int] | None:
+    """``const_bound(simplify(e, bounds), bounds)``, read off the affine form instead of building the
+    simplified expression (what dependency and range checks ask most)."""
+    bounds = bounds or {}
+    if _affine_case(e):
+        return _affine(e, bounds).bound(bounds)
+    return const_bound(simplify(e, bounds), bounds)
+
+
+def simplified_int(e: E.PrimExpr, bounds: Bounds | None = None) -> int | None:
+    """The value of ``simplify(e, bounds)`` when that is an integer literal, else None (without building it)."""
+    bounds = bounds or {}
+    if _affine_case(e):
+        a = _affine(e, bounds)
+        return None if a.terms else a.const
+    s = simplify(e, bounds)
+    return s.value if isinstance(s, E.IntImm) else None
+
+
 def _simplify_other(e: E.PrimExpr, bounds: Bounds) -> E.PrimExpr:
-    from .functor import IRMutator, binary
+    from .functor import binary
 
     if isinstance(e, E.Binary) and e.op in E.COMPARE_OPS and not is_float(e.a.dtype):
         diff = simplify(E.sub(e.a, e.b), bounds)
@@ -184,20 +396,44 @@ def _simplify_other(e: E.PrimExpr, bounds: Bounds) -> E.PrimExpr:
                 return E.const(False, "bool")
         return binary(e.op, simplify(e.a, bounds), simplify(e.b, bounds))
 
-    class _M(IRMutator):
-        def visit(self, n):
-            if n is e:
-                return super().visit(n)
-            if isinstance(n, E.PrimExpr):
-                return simplify(n, bounds)
-            return super().visit(n)
+    return _simplifying_mutator()(e, bounds).visit(e)
 
-    return _M().visit(e)
+
+_SIMPLIFYING_MUTATOR = None
+
+
+def _simplifying_mutator():
+    """One class for "simplify every child expression" (built once: defining it per call was a hot spot)."""
+    global _SIMPLIFYING_MUTATOR
+    if _SIMPLIFYING_MUTATOR is None:
+        from .functor import IRMutator
+
+        class _M(IRMutator):
+            def __init__(self, root, bounds):
+                self.root = root
+                self.bounds = bounds
+
+            def visit(self, n):
+                if n is self.root:
+                    return super().visit(n)
+                if isinstance(n, E.PrimExpr):
+                    return simplify(n, self.bounds)
+                return super().visit(n)
+
+        _SIMPLIFYING_MUTATOR = _M
+    return _SIMPLIFYING_MUTATOR
 
 
 def const_bound(e: E.PrimExpr, bounds: Bounds | None = None) -> tuple[int, int] | None:
     """Inclusive integer bounds of ``e`` given variable bounds, or None when unknown/unbounded."""
     bounds = bounds or {}
+    t = type(e)
+    if t is E.IntImm:
+        return (e.value, e.value)
+    if t is E.Var:
+        return bounds.get(e)
+    if t is E.Binary:
+        return _binary_bound(e, bounds)
     if isinstance(e, E.IntImm):
         return (e.value, e.value)
     if isinstance(e, E.Var):
@@ -206,6 +442,10 @@ def const_bound(e: E.PrimExpr, bounds: Bounds | None = None) -> tuple[int, int] 
         return const_bound(e.value, bounds)
     if not isinstance(e, E.Binary):
         return None
+    return _binary_bound(e, bounds)
+
+
+def _binary_bound(e: E.Binary, bounds: Bounds) -> tuple[int, int] | None:
     a = const_bound(e.a, bounds)
     b = const_bound(e.b, bounds)
     op = e.op

@@ -5,11 +5,34 @@ allocates along the changed paths (what makes schedule copies and replays cheap)
 """
 from __future__ import annotations
 
+from types import FunctionType as _FunctionType
 from typing import Callable
 
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
+
+
+def _visit_method(visitor, node):
+    """The ``visit_<ClassName>`` function of ``visitor``'s class for ``node`` (None: generic), looked up once
+    per (visitor class, node class) and remembered in a table on the visitor class itself."""
+    cls = type(visitor)
+    table = cls.__dict__.get("_visit_table")
+    if table is None:
+        table = {}
+        setattr(cls, "_visit_table", table)
+    ncls = type(node)
+    try:
+        return table[ncls]
+    except KeyError:
+        name = "visit_" + ncls.__name__
+        raw = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
+        if raw is None or isinstance(raw, _FunctionType):
+            fn = raw
+        else:  # a staticmethod, a callable object...: bind it the ordinary way on each call
+            fn = lambda self, n, _name=name: getattr(self, _name)(n)  # noqa: E731
+        table[ncls] = fn
+        return fn
 
 
 class IRVisitor:
@@ -18,9 +41,9 @@ class IRVisitor:
     def visit(self, node):
         if node is None:
             return None
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        method = _visit_method(self, node)
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
     def generic_visit(self, node):
@@ -50,15 +73,22 @@ class IRMutator:
     def visit(self, node):
         if node is None:
             return None
-        method = getattr(self, "visit_" + type(node).__name__, None)
+        method = _visit_method(self, node)
         if method is not None:
-            return method(node)
+            return method(self, node)
         return self.generic_visit(node)
 
     def _visit_child(self, child):
         if isinstance(child, tuple):
-            new = tuple(self._visit_child(c) for c in child)
-            return child if all(a is b for a, b in zip(new, child)) else new
+            out = None  # a new tuple only once some element changed
+            for i, c in enumerate(child):
+                n = self._visit_child(c)
+                if out is not None:
+                    out.append(n)
+                elif n is not c:
+                    out = list(child[:i])
+                    out.append(n)
+            return child if out is None else tuple(out)
         if isinstance(child, (E.PrimExpr, S.Node)):
             return self.visit(child)
         return child
@@ -111,10 +141,65 @@ def binary(op: str, a, b):
     return _BINARY_BUILDERS[op](a, b)
 
 
+def _subst_expr(e, vmap: dict, bmap: dict):
+    """``_Substituter`` on an expression, as a direct recursion over the core expression classes (the hot
+    path of every schedule primitive). Same results: unchanged subtrees are returned as they are, changed
+    ones rebuilt with ``rebuild`` (constants folded); any other class goes through ``_Substituter``."""
+    t = type(e)
+    if t is E.Var:
+        return vmap.get(e, e)
+    if t is E.IntImm or t is E.FloatImm:
+        return e
+    if t is E.Binary:
+        a = _subst_expr(e.a, vmap, bmap)
+        b = _subst_expr(e.b, vmap, bmap)
+        if a is e.a and b is e.b:
+            return e
+        return _BINARY_BUILDERS[e.op](a, b)
+    if t is E.BufferLoad:
+        buf = bmap.get(e.buffer, e.buffer) if bmap else e.buffer
+        idx = e.indices
+        new = tuple(_subst_expr(i, vmap, bmap) for i in idx)
+        if all(x is y for x, y in zip(new, idx)):
+            if buf is e.buffer:
+                return e
+            new = idx
+        return E.BufferLoad(buf, new)
+    if t is E.Cast:
+        v = _subst_expr(e.value, vmap, bmap)
+        return e if v is e.value else E.cast(e.dtype, v)
+    if t is E.Select:
+        c = _subst_expr(e.cond, vmap, bmap)
+        tv = _subst_expr(e.true_value, vmap, bmap)
+        fv = _subst_expr(e.false_value, vmap, bmap)
+        if c is e.cond and tv is e.true_value and fv is e.false_value:
+            return e
+        return E.select(c, tv, fv)
+    if t is E.Not:
+        a = _subst_expr(e.a, vmap, bmap)
+        return e if a is e.a else E.logical_not(a)
+    if t is E.Call:
+        args = tuple(_subst_expr(x, vmap, bmap) for x in e.args)
+        return e if all(x is y for x, y in zip(args, e.args)) else E.Call(e.op, args, e.dtype)
+    return _Substituter(vmap, bmap).visit_generic_expr(e)
+
+
+_FAST_EXPR_TYPES = frozenset({E.Var, E.IntImm, E.FloatImm, E.Binary, E.BufferLoad, E.Cast, E.Select, E.Not,
+                              E.Call})
+
+
 class _Substituter(IRMutator):
     def __init__(self, vmap: dict, bmap: dict | None):
         self.vmap = vmap
         self.bmap = bmap or {}
+
+    def visit(self, node):
+        if type(node) in _FAST_EXPR_TYPES:
+            return _subst_expr(node, self.vmap, self.bmap)
+        return IRMutator.visit(self, node)
+
+    def visit_generic_expr(self, node):
+        return IRMutator.visit(self, node)
 
     def visit_Var(self, node):
         return self.vmap.get(node, node)
@@ -141,8 +226,84 @@ class _Substituter(IRMutator):
             return node
         return S.BufferRegion(buf, region)
 
+    # The statement visitors below do what ``generic_visit`` does for these classes (children in ``_fields``
+    # order, ``replace`` with the changed ones), spelled out because substitution runs on every primitive.
+    def _nodes(self, items: tuple) -> tuple:
+        out = None
+        for i, c in enumerate(items):
+            n = self.visit(c) if isinstance(c, (E.PrimExpr, S.Node)) else self._visit_child(c)
+            if out is not None:
+                out.append(n)
+            elif n is not c:
+                out = list(items[:i])
+                out.append(n)
+        return items if out is None else tuple(out)
+
+    def visit_SeqStmt(self, node):
+        seq = self._nodes(node.seq)
+        return node if seq is node.seq else node.replace(seq=seq)
+
+    def visit_For(self, node):
+        changes = {}
+        for name in ("loop_var", "min", "extent", "body"):
+            old = getattr(node, name)
+            new = self.visit(old)
+            if new is not old:
+                changes[name] = new
+        return node.replace(**changes) if changes else node
+
+    def visit_BlockRealize(self, node):
+        values = self._nodes(node.iter_values)
+        pred = self.visit(node.predicate)
+        block = self.visit(node.block)
+        if values is node.iter_values and pred is node.predicate and block is node.block:
+            return node
+        changes = {}
+        if values is not node.iter_values:
+            changes["iter_values"] = values
+        if pred is not node.predicate:
+            changes["predicate"] = pred
+        if block is not node.block:
+            changes["block"] = block
+        return node.replace(**changes)
+
+    def visit_IterVar(self, node):
+        var = self.visit(node.var)
+        dom = self.visit(node.dom)
+        if var is node.var and dom is node.dom:
+            return node
+        changes = {}
+        if var is not node.var:
+            changes["var"] = var
+        if dom is not node.dom:
+            changes["dom"] = dom
+        return node.replace(**changes)
+
+    def visit_Range(self, node):
+        mn = self.visit(node.min)
+        ext = self.visit(node.extent)
+        if mn is node.min and ext is node.extent:
+            return node
+        changes = {}
+        if mn is not node.min:
+            changes["min"] = mn
+        if ext is not node.extent:
+            changes["extent"] = ext
+        return node.replace(**changes)
+
     def visit_Block(self, node):
-        new = self.generic_visit(node)
+        changes = {}
+        for name in ("iter_vars", "reads", "writes"):
+            old = getattr(node, name)
+            new = self._nodes(old)
+            if new is not old:
+                changes[name] = new
+        for name in ("init", "body"):
+            old = getattr(node, name)
+            new = self._visit_child(old)
+            if new is not old:
+                changes[name] = new
+        new = node.replace(**changes) if changes else node
         if self.bmap and any(b in self.bmap for b in new.alloc_buffers):
             new = new.replace(alloc_buffers=tuple(self.bmap.get(b, b) for b in new.alloc_buffers))
         return new
@@ -159,6 +320,8 @@ def substitute(node, vmap: dict, bmap: dict | None = None):
     """Replace variables (``Var -> expr``) and optionally buffers (``Buffer -> Buffer``) everywhere in node."""
     if not vmap and not bmap:
         return node
+    if type(node) in _FAST_EXPR_TYPES:
+        return _subst_expr(node, vmap, bmap or {})
     return _Substituter(vmap, bmap).visit(node)
 
 
@@ -187,36 +350,117 @@ def collect_vars(node) -> list[E.Var]:
     return list(out)
 
 
+class _UsesVar(IRVisitor):
+    """Module-level (not rebuilt per call: ``uses_var`` is hot in lowering and region inference)."""
+
+    def __init__(self, var_set):
+        self.var_set = var_set
+        self.found = False
+
+    def visit_Var(self, n):
+        if n in self.var_set:
+            self.found = True
+
+
 def uses_var(node, var_set) -> bool:
-    found = False
+    if type(node) in _FAST_EXPR_TYPES:
+        return _expr_uses_var(node, var_set)
+    v = _UsesVar(var_set)
+    v.visit(node)
+    return v.found
 
-    class _V(IRVisitor):
-        def visit_Var(self, n):
-            nonlocal found
+
+def _expr_uses_var(e, var_set) -> bool:
+    """``uses_var`` on an expression without building a visitor (same answer: only exact ``Var`` nodes
+    count, other expression classes are asked through ``_UsesVar``)."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is E.Var:
             if n in var_set:
-                found = True
+                return True
+        elif t is E.Binary:
+            stack.append(n.a)
+            stack.append(n.b)
+        elif t is E.IntImm or t is E.FloatImm:
+            continue
+        elif t is E.BufferLoad:
+            stack.extend(n.indices)
+        elif t is E.Cast:
+            stack.append(n.value)
+        elif t is E.Select:
+            stack.extend((n.cond, n.true_value, n.false_value))
+        elif t is E.Not:
+            stack.append(n.a)
+        elif t is E.Call:
+            stack.extend(n.args)
+        else:
+            v = _UsesVar(var_set)
+            v.visit(n)
+            if v.found:
+                return True
+    return False
 
-    _V().visit(node)
-    return found
+
+class _BufferAccesses(IRVisitor):
+    def __init__(self, reads: dict, writes: dict):
+        self.reads = reads
+        self.writes = writes
+
+    def visit_BufferLoad(self, n):
+        self.reads.setdefault(n.buffer, None)
+        super().visit_BufferLoad(n)
+
+    def visit_BufferStore(self, n):
+        self.writes.setdefault(n.buffer, None)
+        super().visit_BufferStore(n)
+
+    def visit_Block(self, n):  # nested blocks: their body, not their declared regions
+        self.visit(n.init)
+        self.visit(n.body)
+
+
+def _accesses(n, reads: dict, writes: dict) -> None:
+    """``_BufferAccesses`` as a direct recursion over the core node classes (same order of first use)."""
+    t = type(n)
+    if t is E.BufferLoad:
+        reads.setdefault(n.buffer, None)
+        for i in n.indices:
+            _accesses(i, reads, writes)
+    elif t is E.Var or t is E.IntImm or t is E.FloatImm:
+        return
+    elif t is E.Binary:
+        _accesses(n.a, reads, writes)
+        _accesses(n.b, reads, writes)
+    elif t is S.BufferStore:
+        writes.setdefault(n.buffer, None)
+        _accesses(n.value, reads, writes)
+        for i in n.indices:
+            _accesses(i, reads, writes)
+    elif t is S.SeqStmt:
+        for x in n.seq:
+            _accesses(x, reads, writes)
+    elif t is S.For:
+        _accesses(n.min, reads, writes)
+        _accesses(n.extent, reads, writes)
+        _accesses(n.body, reads, writes)
+    elif t is S.BlockRealize:
+        for v in n.iter_values:
+            _accesses(v, reads, writes)
+        _accesses(n.predicate, reads, writes)
+        _accesses(n.block, reads, writes)
+    elif t is S.Block:
+        if n.init is not None:
+            _accesses(n.init, reads, writes)
+        _accesses(n.body, reads, writes)
+    elif n is not None:
+        _BufferAccesses(reads, writes).visit(n)
 
 
 def collect_buffer_accesses(node) -> tuple[list[Buffer], list[Buffer]]:
     """Buffers read and buffers written under ``node`` (each once, first-use order)."""
     reads: dict = {}
     writes: dict = {}
-
-    class _V(IRVisitor):
-        def visit_BufferLoad(self, n):
-            reads.setdefault(n.buffer, None)
-            super().visit_BufferLoad(n)
-
-        def visit_BufferStore(self, n):
-            writes.setdefault(n.buffer, None)
-            super().visit_BufferStore(n)
-
-        def visit_Block(self, n):  # nested blocks: their body, not their declared regions
-            self.visit(n.init)
-            self.visit(n.body)
-
-    _V().visit(node)
+    _accesses(node, reads, writes)
     return list(reads), list(writes)

@@ -20,13 +20,31 @@ from __future__ import annotations
 
 from . import expr as E
 from . import stmt as S
-from .arith import affine_coefficients, const_bound, simplify
+from .arith import add_int, affine_coefficients, const_bound, mul_int, simplified_int, simplify, sub_int
+from .dtype import is_float
 from .buffer import Buffer
 from .functor import substitute
+from .memo import NodeCache
+
+
+_REGIONS = NodeCache("regions.infer_block_regions", 2048)
 
 
 def infer_block_regions(block: S.Block) -> tuple[tuple[S.BufferRegion, ...], tuple[S.BufferRegion, ...]]:
-    """``(reads, writes)`` of ``block`` computed from its body and init (declared regions are ignored)."""
+    """``(reads, writes)`` of ``block`` computed from its body and init (declared regions are ignored).
+
+    Cached on what the answer depends on -- the block's body, init and allocations, compared by identity:
+    IR nodes are immutable, so the same three objects always give the same regions. Schedule primitives ask
+    again for blocks they did not touch, and for copies of a block that differ only in declared regions,
+    annotations or bindings."""
+    key = (block.body, block.init, block.alloc_buffers)
+    hit = _REGIONS.get(key)
+    if hit is None:
+        hit = _REGIONS.put(key, _infer(block))
+    return hit
+
+
+def _infer(block: S.Block):
     collector = _AccessCollector()
     collector.local.update(block.alloc_buffers)
     if block.init is not None:
@@ -110,12 +128,19 @@ class _AccessCollector:
                 dims = []
                 for rg in br.region:
                     lo = substitute(rg.min, vmap)
-                    hi = substitute(E.sub(E.add(rg.min, rg.extent), E.const(1, rg.extent.dtype)), vmap)
+                    hi = substitute(sub_int(add_int(rg.min, rg.extent), E.const(1, rg.extent.dtype)), vmap)
                     dims.append((lo, hi))
                 self.add_bounds(table, br.buffer, dims)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e) -> None:
+        t = type(e)
+        if t is E.Binary:
+            self.expr(e.a)
+            self.expr(e.b)
+            return
+        if t is E.Var or t is E.IntImm:
+            return
         if e is None or isinstance(e, (E.Var, E.IntImm, E.FloatImm)):
             return
         if isinstance(e, E.BufferLoad):
@@ -150,9 +175,13 @@ class _AccessCollector:
         point = hi is None
         if point:
             hi = lo
-        used = [(v, m, x) for (v, m, x) in self.relax if _uses(lo, v) or _uses(hi, v)]
-        if not used:
-            return _Bounds(lo, hi, point and True)
+        if not self.relax:
+            return _Bounds(lo, hi, point)
+        from .functor import uses_var
+
+        relaxed = {v for v, _, _ in self.relax}
+        if not (uses_var(lo, relaxed) or uses_var(hi, relaxed)):
+            return _Bounds(lo, hi, point)
         rlo = _relax(lo, self.relax, lower=True)
         rhi = _relax(hi, self.relax, lower=False)
         if rlo is None or rhi is None:
@@ -176,9 +205,9 @@ def _relax(e, relax: list, lower: bool):
             return _relax_by_constants(e, relax, lower)
         coefs, rest = split
         c = coefs.get(var, 0)
-        vmax = E.sub(E.add(vmin, extent), E.const(1, extent.dtype))
+        vmax = sub_int(add_int(vmin, extent), E.const(1, extent.dtype))
         pick = vmin if (c > 0) == lower else vmax
-        e = simplify(E.add(rest, E.mul(E.const(c, e.dtype), pick)))
+        e = simplify(add_int(rest, mul_int(E.const(c, e.dtype), pick)))
     return e
 
 
@@ -200,14 +229,13 @@ def _relax_by_constants(e, relax: list, lower: bool):
 
 def _full(buf: Buffer, d: int) -> _Bounds:
     ext = buf.shape[d]
-    return _Bounds(E.const(0, ext.dtype), simplify(E.sub(ext, E.const(1, ext.dtype))), False)
+    return _Bounds(E.const(0, ext.dtype), simplify(sub_int(ext, E.const(1, ext.dtype))), False)
 
 
 def _const_diff(a, b) -> int | None:
     if a is b:
         return 0
-    d = simplify(E.sub(a, b))
-    return d.value if isinstance(d, E.IntImm) else None
+    return simplified_int(sub_int(a, b))
 
 
 def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
@@ -251,13 +279,24 @@ def expr_key(e):
     return ("id", id(e))
 
 
+def _unit_range(lo) -> S.Range:
+    """``S.Range(lo, E.const(1, lo.dtype))`` (``lo`` is an expression, so the constructor converts nothing)."""
+    r = _NEW(S.Range)
+    r.min = lo
+    r.extent = E.FloatImm(1.0, lo.dtype) if is_float(lo.dtype) else E.IntImm(1, lo.dtype)
+    return r
+
+
+_NEW = object.__new__
+
+
 def _region(buf: Buffer, dims: list) -> S.BufferRegion:
     ranges = []
     for b in dims:
         if b.point or b.lo is b.hi:
-            ranges.append(S.Range(b.lo, E.const(1, b.lo.dtype)))
+            ranges.append(_unit_range(b.lo) if isinstance(b.lo, E.PrimExpr) else S.Range(b.lo, E.const(1, b.lo.dtype)))
             continue
-        ext = simplify(E.add(E.sub(b.hi, b.lo), E.const(1, b.lo.dtype)))
+        ext = simplify(add_int(sub_int(b.hi, b.lo), E.const(1, b.lo.dtype)))
         if isinstance(ext, E.IntImm) and ext.dtype != b.lo.dtype:
             ext = E.const(ext.value, b.lo.dtype)
         if isinstance(ext, E.IntImm) and ext.value == 1:

@@ -40,6 +40,7 @@ def _as_module(func_or_module) -> IRModule:
 
 
 _NO_DECISION = object()
+_SEED_FROM_OS = object()
 
 
 class Schedule:
@@ -56,7 +57,8 @@ class Schedule:
         self._symbols: dict = {}
         self._insts: list[Instruction] = []
         self._decisions: dict = {}
-        self._rng = random.Random()
+        self._rng_obj: random.Random | None = None
+        self._rng_seed = _SEED_FROM_OS
         self._work_on: str | None = None
         self.seed(seed)
 
@@ -83,15 +85,28 @@ class Schedule:
         new._insts = list(self._insts)
         new._decisions = dict(self._decisions)
         new._work_on = self._work_on
-        new._rng = random.Random(self.fork_seed())
+        new._rng_obj = None
+        new._rng_seed = self.fork_seed()
         return new
+
+    @property
+    def _rng(self) -> random.Random:
+        """The sampler, seeded on first use: most schedules (every replay with recorded decisions) never
+        draw, and seeding a Mersenne Twister (from the OS for ``seed=None``) costs more than a primitive.
+        Drawing from it gives the same numbers as seeding it eagerly."""
+        rng = self._rng_obj
+        if rng is None:
+            seed = self._rng_seed
+            rng = self._rng_obj = random.Random() if seed is _SEED_FROM_OS else random.Random(seed)
+        return rng
 
     def seed(self, n: int | None) -> None:
         """Reseed the sampler (None or -1: from the operating system)."""
         if n is None or n == -1:
-            self._rng.seed()
+            self._rng_seed = _SEED_FROM_OS
         else:
-            self._rng.seed(operator.index(n))
+            self._rng_seed = operator.index(n)
+        self._rng_obj = None
 
     def fork_seed(self) -> int:
         """A fresh seed drawn from this schedule's random state (for a child schedule)."""

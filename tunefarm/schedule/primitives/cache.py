@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import simplify
+from ...ir.arith import add_int, mul_int, simplify, sub_int
 from ...ir.buffer import SCOPES, Buffer
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
 from ..error import ScheduleError
-from ..tree import enclosing_block, find_block, loops_above, replace_path
+from ..tree import enclosing_block, find_block, func_index, loops_above, map_path, replace_path, replace_path_tracked
 from . import dataflow as D
 
 
@@ -52,7 +52,7 @@ def _scope_region(site: D.BlockSite, buf: Buffer, kind: str) -> list:
     ivr = {}
     for iv, value in zip(site.block.iter_vars, site.realize.iter_values):
         dom_lo = iv.dom.min
-        dom_hi = simplify(E.sub(E.add(iv.dom.min, iv.dom.extent), 1))
+        dom_hi = simplify(sub_int(add_int(iv.dom.min, iv.dom.extent), 1))
         r = D.interval(value, relax, rb)
         if r is None:
             ivr[iv.var] = (dom_lo, dom_hi)
@@ -67,7 +67,7 @@ def _scope_region(site: D.BlockSite, buf: Buffer, kind: str) -> list:
         for reg in regions:
             rg = reg.region[d]
             lo = D.interval(rg.min, ivr, rb)
-            hi = D.interval(simplify(E.sub(E.add(rg.min, rg.extent), 1)), ivr, rb)
+            hi = D.interval(simplify(sub_int(add_int(rg.min, rg.extent), 1)), ivr, rb)
             if lo is None or hi is None:
                 box = None
                 break
@@ -77,8 +77,8 @@ def _scope_region(site: D.BlockSite, buf: Buffer, kind: str) -> list:
             out.append(whole)
             continue
         lo = D.sym_max(box[0], E.const(0, box[0].dtype), rb)
-        hi = D.sym_min(box[1], simplify(E.sub(full, 1)), rb)
-        ext = simplify(E.add(E.sub(hi, lo), 1))
+        hi = D.sym_min(box[1], simplify(sub_int(full, 1)), rb)
+        ext = simplify(add_int(sub_int(hi, lo), 1))
         out.append((lo, ext) if isinstance(ext, E.IntImm) and ext.value > 0 else whole)
     return out
 
@@ -91,7 +91,7 @@ def _copy_nest(name: str, src: Buffer, dst: Buffer, region: list) -> S.Stmt:
         v = E.Var(f"v{d}", dt)
         ax = E.Var(f"ax{d}", dt)
         ivs.append(S.IterVar(v, S.Range(E.const(0, dt), full), "S"))
-        values.append(simplify(E.add(lo, ax)))
+        values.append(simplify(add_int(lo, ax)))
         loops.append((ax, ext))
     idx = [iv.var for iv in ivs]
     body = S.BufferStore(dst, E.BufferLoad(src, idx), idx)
@@ -102,8 +102,12 @@ def _copy_nest(name: str, src: Buffer, dst: Buffer, region: list) -> S.Stmt:
     return stmt
 
 
-def _install(func: PrimFunc, scope_name: str, new_buf: Buffer, position: int, nest: S.Stmt) -> PrimFunc:
-    path = find_block(func, scope_name, "cache")
+def _install(func: PrimFunc, scope_name: str, new_buf: Buffer, position: int, nest: S.Stmt,
+             path=None) -> PrimFunc:
+    """Allocate ``new_buf`` in the scope block and insert ``nest`` into its body (``path``: the scope's
+    realize in ``func`` when the caller knows it)."""
+    if path is None:
+        path = find_block(func, scope_name, "cache")
     scope = path[-1].block
     items = D.stmt_items(scope.body)
     items.insert(position, nest)
@@ -140,9 +144,20 @@ def cache_read(func: PrimFunc, block: str, read_buffer_index: int, storage_scope
     cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
     region = _scope_region(me, buf, "read")
     new_blk = D.with_inferred_regions(substitute(blk, {}, {buf: cache}))
-    func = replace_path(func, path, realize.replace(block=new_blk))
-    func = _install(func, scope.name, cache, position, _copy_nest(name, buf, cache, region))
+    func, scope_path = _replace_in_scope(func, path, realize.replace(block=new_blk), scope)
+    func = _install(func, scope.name, cache, position, _copy_nest(name, buf, cache, region), scope_path)
     return func, name
+
+
+def _replace_in_scope(func: PrimFunc, path, new, scope: S.Block):
+    """``replace_path(func, path, new)`` and the new path of the realize of ``scope`` (an ancestor), or None
+    when it must be looked up by name (its name is not unique: the lookup reports that)."""
+    old_scope_path = D.scope_realize_path(path, scope)
+    unique = scope.name not in func_index(func).duplicate_blocks
+    func, mapping = replace_path_tracked(func, path, new)
+    if mapping is None or old_scope_path is None or not unique:
+        return func, None
+    return func, map_path(old_scope_path, mapping)
 
 
 def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_scope: str) -> tuple[PrimFunc, str]:
@@ -171,6 +186,6 @@ def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_sco
     cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
     region = _scope_region(me, buf, "write")
     new_blk = D.with_inferred_regions(substitute(blk, {}, {buf: cache}))
-    func = replace_path(func, path, realize.replace(block=new_blk))
-    func = _install(func, scope.name, cache, mine + 1, _copy_nest(name, cache, buf, region))
+    func, scope_path = _replace_in_scope(func, path, realize.replace(block=new_blk), scope)
+    func = _install(func, scope.name, cache, mine + 1, _copy_nest(name, cache, buf, region), scope_path)
     return func, name

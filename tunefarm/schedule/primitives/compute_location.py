@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import affine_coefficients, const_bound, simplify
+from ...ir.arith import (add_int, affine_coefficients, const_bound, mul_int, simplified_bound, simplified_int,
+                         simplify, sub_int)
 from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, collect_vars, substitute
 from ..error import ScheduleError
-from ..tree import all_loops_above, enclosing_block, iter_paths, loop_bounds, loops_above, replace_path
+from ..tree import all_loops_above, enclosing_block, iter_paths, loop_bounds, loops_above, replace_path, replace_path_tracked
 from . import dataflow as D
 
 _INLINE = "compute_inline"
@@ -214,7 +215,7 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     first = loads[0].indices
     for ld in loads[1:]:
         for a, b in zip(first, ld.indices):
-            if not (a is b or isinstance(simplify(E.sub(a, b)), E.IntImm) and simplify(E.sub(a, b)).value == 0):
+            if not (a is b or simplified_int(sub_int(a, b)) == 0):
                 raise ScheduleError(prim, f"block {block!r} reads {buf.name!r} at different indices")
     cvars = [iv.var for iv in cblk.iter_vars]
     if len(set(first)) != len(first) or not all(isinstance(i, E.Var) and i in cvars for i in first):
@@ -223,15 +224,15 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     if set(cvars) - set(first):
         raise ScheduleError(prim, f"block {block!r} has iteration variables that do not index {buf.name!r}, so "
                                   "its iterations are not one-to-one with the producer's")
-    pdoms = {iv.var: (iv.dom.min, simplify(E.sub(E.add(iv.dom.min, iv.dom.extent), 1))) for iv in prod.block.iter_vars}
+    pdoms = {iv.var: (iv.dom.min, simplify(sub_int(add_int(iv.dom.min, iv.dom.extent), 1))) for iv in prod.block.iter_vars}
     civ = {iv.var: iv for iv in cblk.iter_vars}
     for d, (u, h) in enumerate(zip(first, pstore.indices)):
         dom = civ[u].dom
         ext = buf.shape[d]
-        if not (_is_zero(dom.min) and _is_zero(E.sub(dom.extent, ext))):
+        if not (_is_zero(dom.min) and _is_zero(sub_int(dom.extent, ext))):
             raise ScheduleError(prim, f"block {block!r} does not read all of {buf.name!r} along dimension {d}")
         r = D.interval(h, pdoms)
-        if r is None or not (_is_zero(r[0]) and _is_zero(E.sub(r[1], E.sub(ext, 1)))):
+        if r is None or not (_is_zero(r[0]) and _is_zero(sub_int(r[1], sub_int(ext, 1)))):
             raise ScheduleError(prim, f"producer {prod.name!r} does not write all of {buf.name!r} along "
                                       f"dimension {d}")
     rest = me.reads - {buf}
@@ -252,14 +253,15 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     value = _Simplify().visit(substitute(_Fold().visit(cstore.value), vmap))
     indices = tuple(simplify(substitute(i, vmap)) for i in cstore.indices)
     new_pblock = D.with_inferred_regions(prod.block.replace(body=S.BufferStore(cstore.buffer, value, indices)))
-    func = replace_path(func, prod.path, prod.realize.replace(block=new_pblock))
-    func = D.remove_block(func, realize)
+    func, mapping = replace_path_tracked(func, prod.path, prod.realize.replace(block=new_pblock))
+    func = D.remove_block_at(func, D.path_after_edit(func, path, mapping))
     return _drop_allocation(func, buf)
 
 
 def _is_zero(e) -> bool:
-    s = simplify(e) if not isinstance(e, E.IntImm) else e
-    return isinstance(s, E.IntImm) and s.value == 0
+    if isinstance(e, E.IntImm):
+        return e.value == 0
+    return simplified_int(e) == 0
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -290,12 +292,12 @@ def _solve_iter_ranges(prim: str, block: S.Block, pairs, bounds: dict, exact: bo
             if not isinstance(rg.extent, E.IntImm) or (exact and rg.extent.value != 1):
                 raise ScheduleError(prim, f"block {block.name!r} reads a window of {reg.buffer.name!r} in "
                                           f"dimension {d}; only point-wise accesses are supported here")
-            new = (simplify(E.sub(lo, c + rg.extent.value - 1), bounds), simplify(E.sub(hi, c), bounds))
+            new = (simplify(sub_int(lo, c + rg.extent.value - 1), bounds), simplify(sub_int(hi, c), bounds))
             old = ranges.get(v)
             if old is None:
                 ranges[v] = new
             elif exact:
-                if not (_is_zero(E.sub(old[0], new[0])) and _is_zero(E.sub(old[1], new[1]))):
+                if not (_is_zero(sub_int(old[0], new[0])) and _is_zero(sub_int(old[1], new[1]))):
                     raise ScheduleError(prim, f"the producers' regions give different ranges for iteration "
                                               f"variable {v.name!r} of block {block.name!r}")
             else:
@@ -308,7 +310,7 @@ def _provably(diff, bounds: dict, outer: dict, nonneg: bool) -> bool:
     (``outer``: their symbolic intervals, e.g. ``i`` in ``[0, n - 1]``)."""
 
     def ok(e) -> bool:
-        b = const_bound(simplify(e, bounds), bounds)
+        b = simplified_bound(e, bounds)
         return b is not None and (b[0] >= 0 if nonneg else b[1] <= 0)
 
     if ok(diff):
@@ -335,12 +337,12 @@ def _build_nest(prim: str, realize: S.BlockRealize, ranges: dict, outer_loops, p
     n = 0
     for iv in block.iter_vars:
         dom_min, dom_ext = iv.dom.min, iv.dom.extent
-        dom_max = simplify(E.sub(E.add(dom_min, dom_ext), 1))
+        dom_max = simplify(sub_int(add_int(dom_min, dom_ext), 1))
         r = ranges.get(iv.var)
         full = r is None
         if not full:
             lo, hi = r
-            ext = simplify(E.add(E.sub(hi, lo), 1), bounds)
+            ext = simplify(add_int(sub_int(hi, lo), 1), bounds)
             if not isinstance(ext, E.IntImm):
                 cb = None if exact else const_bound(ext, bounds)
                 if cb is None and exact:
@@ -359,8 +361,8 @@ def _build_nest(prim: str, realize: S.BlockRealize, ranges: dict, outer_loops, p
             lo, ext = dom_min, dom_ext
             check_lo = check_hi = False
         else:
-            check_lo = not _provably(E.sub(lo, dom_min), bounds, outer, True)
-            check_hi = not _provably(E.sub(E.add(lo, ext.value - 1), dom_max), bounds, outer, False)
+            check_lo = not _provably(sub_int(lo, dom_min), bounds, outer, True)
+            check_hi = not _provably(sub_int(add_int(lo, ext.value - 1), dom_max), bounds, outer, False)
         if isinstance(ext, E.IntImm) and ext.value == 1 and not preserve_unit_loops:
             value = simplify(lo, bounds)
         else:
@@ -370,14 +372,14 @@ def _build_nest(prim: str, realize: S.BlockRealize, ranges: dict, outer_loops, p
             loops.append((ax, ext))
             if isinstance(ext, E.IntImm):
                 inner_bounds[ax] = (0, ext.value - 1)
-            value = simplify(E.add(lo, ax), inner_bounds)
+            value = simplify(add_int(lo, ax), inner_bounds)
         if value.dtype != iv.var.dtype:
             value = E.cast(iv.var.dtype, value)
         values.append(value)
         if check_lo:
             preds.append(E.compare(">=", value, dom_min))
         if check_hi:
-            preds.append(E.compare("<", value, E.add(dom_min, dom_ext)))
+            preds.append(E.compare("<", value, add_int(dom_min, dom_ext)))
     pred = S.TRUE
     for p in preds:
         p = simplify(p, inner_bounds)
@@ -393,20 +395,21 @@ def _build_nest(prim: str, realize: S.BlockRealize, ranges: dict, outer_loops, p
 class _Move:
     """A planned compute_at / reverse_compute_at: where to insert which nest, what to remove."""
 
-    __slots__ = ("loop_path", "position", "nest", "old_realize")
+    __slots__ = ("loop_path", "position", "nest", "old_realize", "old_path")
 
-    def __init__(self, loop_path, position, nest, old_realize):
+    def __init__(self, loop_path, position, nest, old_realize, old_path):
         self.loop_path = loop_path
         self.position = position
         self.nest = nest
         self.old_realize = old_realize
+        self.old_path = old_path  # where old_realize is in the function the plan was made for
 
     def apply(self, func: PrimFunc) -> PrimFunc:
         loop = self.loop_path[-1]
         items = D.stmt_items(loop.body)
         items.insert(self.position, self.nest)
-        func = replace_path(func, self.loop_path, loop.replace(body=S.seq(items)))
-        return D.remove_block(func, self.old_realize)
+        func, mapping = replace_path_tracked(func, self.loop_path, loop.replace(body=S.seq(items)))
+        return D.remove_block_at(func, D.path_after_edit(func, self.old_path, mapping))
 
 
 def _common_checks(func, block, loop, prim):
@@ -468,7 +471,7 @@ def _plan_compute_at(func, block, loop, preserve_unit_loops, prim="compute_at") 
     pairs = [(w, needed[w.buffer]) for w in writes if w.buffer in needed]
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=False)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=False)
-    return _Move(lpath, position, nest, me.realize)
+    return _Move(lpath, position, nest, me.realize, me.path)
 
 
 def compute_at(func: PrimFunc, block: str, loop: E.Var, preserve_unit_loops: bool = False) -> PrimFunc:
@@ -543,7 +546,7 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops, prim="rever
     pairs = [(r, done[r.buffer]) for r in reads if r.buffer in done]
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=True)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=True)
-    return _Move(lpath, position, nest, me.realize)
+    return _Move(lpath, position, nest, me.realize, me.path)
 
 
 def reverse_compute_at(func: PrimFunc, block: str, loop: E.Var, preserve_unit_loops: bool = False) -> PrimFunc:

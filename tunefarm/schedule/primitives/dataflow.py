@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import const_bound, simplify
+from ...ir.arith import add_int, const_bound, mul_int, simplified_bound, simplified_int, simplify, sub_int
 from ...ir.buffer import Buffer
+from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
+from ...ir.memo import NodeCache
 from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
 from ...ir.regions import infer_block_regions
 from ..error import ScheduleError
-from ..tree import enclosing_block, iter_paths, replace_path
+from ..tree import _children, enclosing_block, func_index, iter_paths, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -36,52 +38,148 @@ def interval(e: E.PrimExpr, relax: dict, bounds: dict | None = None) -> Interval
     ``(lo, hi)``; other variables are fixed. None when ``e`` is not monotone-analysable (a load, a
     product of two relaxed terms, ...). ``bounds`` (Var -> inclusive ints) helps fold ``%``.
     """
-    if isinstance(e, E.Var):
-        return relax.get(e, (e, e))
-    if isinstance(e, (E.IntImm, E.FloatImm)):
+    if not relax:
         return (e, e)
-    if not relax or not mentions(e, relax):
-        return (e, e)
-    if isinstance(e, E.Cast):
-        inner = interval(e.value, relax, bounds)
-        return None if inner is None else (E.cast(e.dtype, inner[0]), E.cast(e.dtype, inner[1]))
-    if not isinstance(e, E.Binary):
+    if type(e) is E.Binary and e.dtype in _INT_DTYPES:
+        r = _int_interval(e, relax, e.dtype)
+        if r is not None and r[2]:
+            return (E.IntImm(r[0], e.dtype), E.IntImm(r[1], e.dtype))
+    r = _interval(e, relax, bounds)
+    return (e, e) if r is _FIXED else r
+
+
+_FIXED = object()  # "mentions no relaxed variable": the interval is the expression itself
+_INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+def _literals(pair, dtype: str) -> bool:
+    lo, hi = pair
+    return type(lo) is E.IntImm and type(hi) is E.IntImm and lo.dtype == dtype and hi.dtype == dtype
+
+
+def _int_interval(e, relax: dict, dtype: str):
+    """``_interval`` with Python ints for the common case where every variable of ``e`` is relaxed over
+    literal bounds and every node has one integer dtype: the symbolic route then folds to literals of that
+    dtype at each step, so ``(lo, hi, mentions_relaxed)`` here is its exact value. None: not that case
+    (the caller takes the symbolic route, which also decides the non-analysable cases)."""
+    t = type(e)
+    if t is E.IntImm:
+        return (e.value, e.value, False) if e.dtype == dtype else None
+    if t is E.Var:
+        r = relax.get(e)
+        if r is None:
+            return None
+        lo, hi = r
+        if type(lo) is not E.IntImm or type(hi) is not E.IntImm or lo.dtype != dtype or hi.dtype != dtype:
+            return None
+        return (lo.value, hi.value, True)
+    if t is not E.Binary or e.dtype != dtype:
+        return None
+    a = _int_interval(e.a, relax, dtype)
+    if a is None:
+        return None
+    b = _int_interval(e.b, relax, dtype)
+    if b is None or not (a[2] or b[2]):  # a literal-only subtree stays unfolded symbolically
         return None
     op = e.op
-    if op in ("+", "-", "min", "max"):
-        a = interval(e.a, relax, bounds)
-        b = interval(e.b, relax, bounds)
-        if a is None or b is None:
-            return None
-        if op == "+":
-            return (E.add(a[0], b[0]), E.add(a[1], b[1]))
-        if op == "-":
-            return (E.sub(a[0], b[1]), E.sub(a[1], b[0]))
-        if op == "min":
-            return (E.min_(a[0], b[0]), E.min_(a[1], b[1]))
-        return (E.max_(a[0], b[0]), E.max_(a[1], b[1]))
+    if op == "+":
+        return (a[0] + b[0], a[1] + b[1], True)
+    if op == "-":
+        return (a[0] - b[1], a[1] - b[0], True)
     if op == "*":
-        const, other = (e.b, e.a) if isinstance(e.b, E.IntImm) else (e.a, e.b)
-        if not isinstance(const, E.IntImm):
+        if type(e.b) is E.IntImm:
+            c, x = e.b.value, a
+        elif type(e.a) is E.IntImm:
+            c, x = e.a.value, b
+        else:
             return None
-        x = interval(other, relax, bounds)
-        if x is None:
-            return None
-        lo, hi = E.mul(x[0], const), E.mul(x[1], const)
-        return (lo, hi) if const.value >= 0 else (hi, lo)
-    if op in ("//", "%") and isinstance(e.b, E.IntImm) and e.b.value > 0:
-        x = interval(e.a, relax, bounds)
-        if x is None:
-            return None
-        if op == "//":
-            return (E.floordiv(x[0], e.b), E.floordiv(x[1], e.b))
+        lo, hi = x[0] * c, x[1] * c
+        return (lo, hi, True) if c >= 0 else (hi, lo, True)
+    if (op == "//" or op == "%") and type(e.b) is E.IntImm and e.b.value > 0 and not b[2]:
         c = e.b.value
-        width = simplify(E.sub(x[1], x[0]), bounds)
-        first = simplify(E.floormod(x[0], e.b), bounds)
-        if isinstance(width, E.IntImm) and isinstance(first, E.IntImm) and first.value + width.value < c:
-            return (first, E.const(first.value + width.value, e.dtype))
-        return (E.const(0, e.dtype), E.const(c - 1, e.dtype))
+        if op == "//":
+            return (a[0] // c, a[1] // c, True)
+        first, width = a[0] % c, a[1] - a[0]
+        if first + width < c:
+            return (first, first + width, True)
+        return (0, c - 1, True)
+    if op == "min":
+        return (min(a[0], b[0]), min(a[1], b[1]), True)
+    if op == "max":
+        return (max(a[0], b[0]), max(a[1], b[1]), True)
     return None
+
+
+def _interval(e, relax: dict, bounds):
+    """``interval`` in one bottom-up pass: ``_FIXED`` for a subexpression without relaxed variables."""
+    t = type(e)
+    if t is E.IntImm or t is E.FloatImm:
+        return _FIXED
+    if t is E.Var or isinstance(e, E.Var):
+        return relax.get(e, _FIXED)
+    if t is E.Binary:
+        a = _interval(e.a, relax, bounds)
+        b = _interval(e.b, relax, bounds)
+        if a is _FIXED and b is _FIXED:
+            return _FIXED
+        op = e.op
+        if op in ("+", "-", "min", "max"):
+            if a is None or b is None:
+                return None
+            if a is _FIXED:
+                a = (e.a, e.a)
+            if b is _FIXED:
+                b = (e.b, e.b)
+            if e.dtype in _INT_DTYPES and _literals(a, e.dtype) and _literals(b, e.dtype):
+                # literal bounds of one integer dtype: what the constructors below fold to
+                a0, a1, b0, b1 = a[0].value, a[1].value, b[0].value, b[1].value
+                if op == "+":
+                    lo, hi = a0 + b0, a1 + b1
+                elif op == "-":
+                    lo, hi = a0 - b1, a1 - b0
+                elif op == "min":
+                    lo, hi = min(a0, b0), min(a1, b1)
+                else:
+                    lo, hi = max(a0, b0), max(a1, b1)
+                return (E.IntImm(lo, e.dtype), E.IntImm(hi, e.dtype))
+            if op == "+":
+                return (add_int(a[0], b[0]), add_int(a[1], b[1]))
+            if op == "-":
+                return (sub_int(a[0], b[1]), sub_int(a[1], b[0]))
+            if op == "min":
+                return (E.min_(a[0], b[0]), E.min_(a[1], b[1]))
+            return (E.max_(a[0], b[0]), E.max_(a[1], b[1]))
+        if op == "*":
+            const, x = (e.b, a) if isinstance(e.b, E.IntImm) else (e.a, b)
+            if not isinstance(const, E.IntImm) or x is None:
+                return None
+            if x is _FIXED:  # the relaxed side is the constant's partner, so this cannot happen for IntImm
+                return None
+            lo, hi = mul_int(x[0], const), mul_int(x[1], const)
+            return (lo, hi) if const.value >= 0 else (hi, lo)
+        if op in ("//", "%") and isinstance(e.b, E.IntImm) and e.b.value > 0:
+            x = a
+            if x is None:
+                return None
+            if x is _FIXED:
+                x = (e.a, e.a)
+            if op == "//":
+                return (E.floordiv(x[0], e.b), E.floordiv(x[1], e.b))
+            c = e.b.value
+            width = simplified_int(sub_int(x[1], x[0]), bounds)
+            first = simplify(E.floormod(x[0], e.b), bounds)
+            if width is not None and isinstance(first, E.IntImm) and first.value + width < c:
+                return (first, E.const(first.value + width, e.dtype))
+            return (E.const(0, e.dtype), E.const(c - 1, e.dtype))
+        return None
+    if t is E.Cast:
+        inner = _interval(e.value, relax, bounds)
+        if inner is _FIXED or inner is None:
+            return inner
+        return (E.cast(e.dtype, inner[0]), E.cast(e.dtype, inner[1]))
+    if isinstance(e, (E.IntImm, E.FloatImm)):
+        return _FIXED
+    return None if mentions(e, relax) else _FIXED
 
 
 def mentions(e, variables) -> bool:
@@ -116,7 +214,9 @@ def sym_min(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimE
     """``min(a, b)``, decided statically when the difference has a known sign."""
     if a is b:
         return a
-    d = const_bound(simplify(E.sub(a, b), bounds), bounds)
+    if type(a) is E.IntImm and type(b) is E.IntImm:  # what the difference's bound decides for literals
+        return a if a.value <= b.value else b
+    d = simplified_bound(sub_int(a, b), bounds)
     if d is not None:
         if d[1] <= 0:
             return a
@@ -128,7 +228,9 @@ def sym_min(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimE
 def sym_max(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimExpr:
     if a is b:
         return a
-    d = const_bound(simplify(E.sub(a, b), bounds), bounds)
+    if type(a) is E.IntImm and type(b) is E.IntImm:
+        return a if a.value >= b.value else b
+    d = simplified_bound(sub_int(a, b), bounds)
     if d is not None:
         if d[0] >= 0:
             return a
@@ -139,8 +241,11 @@ def sym_max(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimE
 
 def loop_interval(loop: S.For, relax: dict, bounds: dict | None = None) -> Interval:
     """Inclusive range of a loop variable (its min/extent may themselves depend on relaxed variables)."""
+    mn, ext = loop.min, loop.extent
+    if type(mn) is E.IntImm and type(ext) is E.IntImm and mn.dtype == ext.dtype and not is_float(mn.dtype):
+        return (mn, E.IntImm(mn.value + ext.value - 1, mn.dtype))  # what the general case folds to
     lo = interval(loop.min, relax, bounds) or (loop.min, loop.min)
-    hi_e = E.sub(E.add(loop.min, loop.extent), E.const(1, loop.extent.dtype))
+    hi_e = sub_int(add_int(loop.min, loop.extent), E.const(1, loop.extent.dtype))
     hi = interval(hi_e, relax, bounds) or (hi_e, hi_e)
     return (simplify(lo[0], bounds), simplify(hi[1], bounds))
 
@@ -200,12 +305,12 @@ def region_under(realize: S.BlockRealize, buffer: Buffer, kind: str, relax: dict
         dims = []
         for d, rg in enumerate(reg.region):
             lo_e = substitute(rg.min, vmap)
-            hi_e = substitute(E.sub(E.add(rg.min, rg.extent), E.const(1, rg.extent.dtype)), vmap)
+            hi_e = substitute(sub_int(add_int(rg.min, rg.extent), E.const(1, rg.extent.dtype)), vmap)
             lo = interval(lo_e, relax, bounds)
             hi = interval(hi_e, relax, bounds)
             if lo is None or hi is None:
                 ext = buffer.shape[d]
-                dims.append((E.const(0, ext.dtype), simplify(E.sub(ext, E.const(1, ext.dtype)), bounds)))
+                dims.append((E.const(0, ext.dtype), simplify(sub_int(ext, E.const(1, ext.dtype)), bounds)))
             else:
                 dims.append((simplify(lo[0], bounds), simplify(hi[1], bounds)))
         out = dims if out is None else [(sym_min(a[0], b[0], bounds), sym_max(a[1], b[1], bounds))
@@ -226,11 +331,7 @@ class BlockSite:
         self.order = order
         self.realize = path[-1]
         self.block = self.realize.block
-        body = S.SeqStmt([x for x in (self.block.init, self.block.body) if x is not None])
-        r, w = collect_buffer_accesses(body)
-        local = _allocated_inside(self.block)
-        self.reads = {b for b in r if b not in local} | {x.buffer for x in self.block.reads}
-        self.writes = {b for b in w if b not in local} | {x.buffer for x in self.block.writes}
+        self.reads, self.writes = accessed_buffers(self.block)
 
     @property
     def name(self) -> str:
@@ -238,6 +339,28 @@ class BlockSite:
 
     def under(self, node) -> bool:
         return any(n is node for n in self.path)
+
+
+_ACCESSES = NodeCache("dataflow.accessed_buffers", 2048)
+
+
+def accessed_buffers(block: S.Block) -> tuple[frozenset, frozenset]:
+    """``(reads, writes)``: buffers ``block`` really reads and writes -- its body's loads and stores (minus
+    buffers allocated inside it) and its declared regions. Cached on exactly those parts of the block (IR
+    nodes are immutable, so the same objects always give the same answer)."""
+    key = (block.body, block.init, block.alloc_buffers)
+    hit = _ACCESSES.get(key)
+    if hit is None:
+        body = S.SeqStmt([x for x in (block.init, block.body) if x is not None])
+        r, w = collect_buffer_accesses(body)
+        local = _allocated_inside(block)
+        hit = _ACCESSES.put(key, (frozenset(b for b in r if b not in local), frozenset(b for b in w if b not in local)))
+    reads, writes = hit
+    if block.reads:
+        reads = reads | {x.buffer for x in block.reads}
+    if block.writes:
+        writes = writes | {x.buffer for x in block.writes}
+    return reads, writes
 
 
 def _allocated_inside(block: S.Block) -> set:
@@ -255,13 +378,13 @@ class ScopeInfo:
     def __init__(self, func: PrimFunc, scope: S.Block):
         self.func = func
         self.scope = scope
-        self.order: dict = {}
+        idx = func_index(func)
+        self.order: dict = idx.order
         self.sites: list[BlockSite] = []
-        for k, path in enumerate(iter_paths(func.body)):
-            node = path[-1]
-            self.order[node] = k
-            if isinstance(node, S.BlockRealize) and enclosing_block(path) is scope:
-                self.sites.append(BlockSite(path, k))
+        for realize in idx.realizes:
+            path = idx.path(realize)
+            if enclosing_block(path) is scope:
+                self.sites.append(BlockSite(path, self.order[realize]))
 
     def site(self, realize: S.BlockRealize) -> BlockSite:
         for s in self.sites:
@@ -277,13 +400,13 @@ class ScopeInfo:
         return [s for s in self.sites if buf in s.writes and s is not exclude]
 
     def last_order_under(self, node) -> int:
-        """The largest pre-order index inside ``node``'s subtree."""
-        best = self.order[node]
-        for path in iter_paths(node):
-            k = self.order.get(path[-1])
-            if k is not None and k > best:
-                best = k
-        return best
+        """The largest pre-order index inside ``node``'s subtree: that of its last descendant in pre-order,
+        reached by always taking the last child."""
+        kids = _children(node)
+        while kids:
+            node = kids[-1]
+            kids = _children(node)
+        return self.order[node]
 
 
 def block_path(func: PrimFunc, name: str, primitive: str):
@@ -313,24 +436,18 @@ def is_param(func: PrimFunc, buf: Buffer) -> bool:
 
 
 def all_buffer_names(func: PrimFunc) -> set:
-    names = {p.name for p in func.params}
-    for path in iter_paths(func.body):
-        n = path[-1]
-        if isinstance(n, S.Block):
-            names.update(b.name for b in n.alloc_buffers)
-        elif isinstance(n, S.BlockRealize):
-            names.add(n.block.name)
-            names.update(b.name for b in n.block.alloc_buffers)
-    return names
+    """Names of the parameters, blocks and allocated buffers of ``func``."""
+    return set(func_index(func).names(func))
 
 
 def fresh_name(func: PrimFunc, base: str, taken=()) -> str:
     """``base`` or ``base_1``, ``base_2``... unused by any block or buffer of ``func`` (nor ``taken``)."""
-    used = all_buffer_names(func) | set(taken)
-    if base not in used:
+    used = func_index(func).names(func)
+    taken = set(taken)
+    if base not in used and base not in taken:
         return base
     k = 1
-    while f"{base}_{k}" in used:
+    while f"{base}_{k}" in used or f"{base}_{k}" in taken:
         k += 1
     return f"{base}_{k}"
 
@@ -348,13 +465,33 @@ def child_index_containing(items, site: BlockSite) -> int | None:
 
 def remove_block(func: PrimFunc, realize: S.BlockRealize) -> PrimFunc:
     """``func`` without ``realize``, also removing the loops that held nothing else."""
-    path = None
-    for p in iter_paths(func.body):
-        if p[-1] is realize:
-            path = p
-            break
+    path = path_of(func, realize)
     if path is None:
         raise ScheduleError("dataflow", f"block {realize.block.name!r} not found")
+    return remove_block_at(func, path)
+
+
+def path_after_edit(func: PrimFunc, old_path, mapping: dict | None):
+    """Where the node at the end of ``old_path`` (a path of the function before an edit that did not touch
+    it) is in ``func``, the function after the edit (``mapping``: see ``tree.replace_path_tracked``)."""
+    if mapping is not None:
+        return map_path(old_path, mapping)
+    path = path_of(func, old_path[-1])
+    if path is None:
+        raise ScheduleError("dataflow", f"{type(old_path[-1]).__name__} not found after an edit")
+    return path
+
+
+def scope_realize_path(path, scope: S.Block):
+    """The part of ``path`` that ends at the ``BlockRealize`` of ``scope`` (a block on ``path``)."""
+    for j, node in enumerate(path):
+        if node is scope:
+            return path[:j] if j else None
+    return None
+
+
+def remove_block_at(func: PrimFunc, path) -> PrimFunc:
+    """``remove_block`` of the ``BlockRealize`` at the end of ``path``."""
     i = len(path) - 1
     while i - 1 >= 1 and isinstance(path[i - 1], S.For):
         i -= 1
@@ -365,23 +502,19 @@ def remove_block(func: PrimFunc, realize: S.BlockRealize) -> PrimFunc:
 
 
 def find_path_of(func: PrimFunc, node):
-    for p in iter_paths(func.body):
-        if p[-1] is node:
-            return p
-    return None
+    return path_of(func, node)
 
 
 def path_to_block(func: PrimFunc, block: S.Block):
     """Path ending at the ``Block`` node itself (``func.body`` for the root)."""
-    for p in iter_paths(func.body):
-        if p[-1] is block:
-            return p
-    raise ScheduleError("dataflow", f"block {block.name!r} not found")
+    path = path_of(func, block)
+    if path is None:
+        raise ScheduleError("dataflow", f"block {block.name!r} not found")
+    return path
 
 
 def allocating_block(func: PrimFunc, buf: Buffer) -> S.Block | None:
-    for p in iter_paths(func.body):
-        n = p[-1]
+    for n in func_index(func).order:  # keys in pre-order
         if isinstance(n, S.Block) and any(b is buf for b in n.alloc_buffers):
             return n
     return None
@@ -408,8 +541,13 @@ def relax_loops(loops, bounds: dict) -> tuple[dict, dict]:
     relax: dict = {}
     b = dict(bounds)
     for lp in loops:
-        relax[lp.loop_var] = loop_interval(lp, relax, b)
-        b = int_bounds_of({lp.loop_var: relax[lp.loop_var]}, b)
+        lo, hi = relax[lp.loop_var] = loop_interval(lp, relax, b)
+        if type(lo) is E.IntImm and type(hi) is E.IntImm:
+            b[lp.loop_var] = (lo.value, hi.value)
+        else:
+            lb, hb = const_bound(lo, b), const_bound(hi, b)
+            if lb is not None and hb is not None:
+                b[lp.loop_var] = (lb[0], hb[1])
     return relax, b
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import simplify
+from ...ir.arith import add_int, mul_int, simplify, sub_int
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
 from ..error import ScheduleError
-from ..tree import all_loops_above, find_loop, iter_paths, loop_bounds, replace_path
-from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block
+from ..tree import all_loops_above, find_loop, for_with, iter_paths, loop_bounds, realize_with, replace_path
+from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block, uses_any
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -40,7 +40,7 @@ class _Rebinder:
     def _expr(self, e, bounds):
         if isinstance(e, E.Var):
             return self.vmap.get(e, e)
-        if isinstance(e, E.IntImm) or not (expr_vars(e) & self.keys):
+        if isinstance(e, E.IntImm) or not uses_any(e, self.keys):
             return e
         new = substitute(e, self.vmap)
         return e if new is e else simplify(new, bounds)
@@ -52,28 +52,45 @@ class _Rebinder:
         return None if isinstance(g, E.IntImm) and g.value else g
 
     def stmt(self, s, bounds: dict):
+        """``s`` rebound; ``bounds`` holds the loops around it (updated in place while visiting a loop's
+        body, and restored after)."""
         if isinstance(s, S.For):
             mn, ext = self._expr(s.min, bounds), self._expr(s.extent, bounds)
-            inner = bounds
             if isinstance(mn, E.IntImm) and isinstance(ext, E.IntImm):
-                inner = dict(bounds)
-                inner[s.loop_var] = (mn.value, mn.value + ext.value - 1)
-            body = self.stmt(s.body, inner)
+                var = s.loop_var
+                saved = bounds.get(var, _ABSENT)
+                bounds[var] = (mn.value, mn.value + ext.value - 1)
+                try:
+                    body = self.stmt(s.body, bounds)
+                finally:
+                    if saved is _ABSENT:
+                        del bounds[var]
+                    else:
+                        bounds[var] = saved
+            else:
+                body = self.stmt(s.body, bounds)
             if mn is s.min and ext is s.extent and body is s.body:
                 return s
+            if type(s) is S.For:
+                return for_with(s, mn, ext, body)
             return s.replace(min=mn, extent=ext, body=body)
         if isinstance(s, S.SeqStmt):
-            items = tuple(self.stmt(x, bounds) for x in s.seq)
-            return s if all(a is b for a, b in zip(items, s.seq)) else S.SeqStmt(items)
+            items = [self.stmt(x, bounds) for x in s.seq]
+            for a, b in zip(items, s.seq):
+                if a is not b:
+                    return S.SeqStmt(items)
+            return s
         if isinstance(s, S.BlockRealize):
-            values = tuple(self._expr(v, bounds) for v in s.iter_values)
+            values = [self._expr(v, bounds) for v in s.iter_values]
             pred = self._expr(s.predicate, bounds)
             g = self._guard(bounds)
             if g is not None:
                 pred = E.logical_and(pred, g)
             if pred is s.predicate and all(a is b for a, b in zip(values, s.iter_values)):
                 return s
-            return s.replace(iter_values=values, predicate=pred)
+            if type(s) is S.BlockRealize:
+                return realize_with(s, tuple(values), pred, s.block)
+            return s.replace(iter_values=tuple(values), predicate=pred)
         if isinstance(s, S.IfThenElse):
             cond = self._expr(s.condition, bounds)
             then = self.stmt(s.then_case, bounds)
@@ -87,6 +104,9 @@ class _Rebinder:
         new = substitute(s, self.vmap)  # a loose store/evaluate directly under loops
         g = self._guard(bounds)
         return new if g is None else S.IfThenElse(g, new)
+
+
+_ABSENT = object()
 
 
 def find_loops(func: PrimFunc, loops, primitive: str) -> dict:
@@ -157,7 +177,7 @@ def split(func: PrimFunc, loop: E.Var, factors, preserve_unit_iters: bool = True
             raise ScheduleError(prim, f"loop {loop.name!r} has the symbolic extent {node.extent!r}; "
                                       "give one factor as None so that it can be inferred")
         k = factors.index(None)
-        outer = simplify(E.floordiv(E.add(node.extent, known - 1), _const(known, dtype)))
+        outer = simplify(E.floordiv(add_int(node.extent, known - 1), _const(known, dtype)))
         extents = [outer if i == k else _const(f, dtype) for i, f in enumerate(factors)]
         need_guard = known != 1
     if need_guard and disable_predication:
@@ -169,13 +189,13 @@ def split(func: PrimFunc, loop: E.Var, factors, preserve_unit_iters: bool = True
     stride = None
     for i in range(len(new_vars) - 1, -1, -1):
         strides[i] = stride
-        stride = extents[i] if stride is None else E.mul(stride, extents[i])
+        stride = extents[i] if stride is None else mul_int(stride, extents[i])
     fused = None
     for v, ext, st in zip(new_vars, extents, strides):
         if isinstance(ext, E.IntImm) and ext.value == 1 and not preserve_unit_iters:
             continue
-        term = v if st is None else E.mul(v, st)
-        fused = term if fused is None else E.add(fused, term)
+        term = v if st is None else mul_int(v, st)
+        fused = term if fused is None else add_int(fused, term)
     if fused is None:
         fused = _const(0, dtype)
     guard = E.compare("<", fused, node.extent) if need_guard else None
@@ -183,7 +203,7 @@ def split(func: PrimFunc, loop: E.Var, factors, preserve_unit_iters: bool = True
     for v, ext in zip(new_vars, extents):
         if isinstance(ext, E.IntImm):
             bounds[v] = (0, ext.value - 1)
-    value = E.add(node.min, fused)
+    value = add_int(node.min, fused)
     body = _Rebinder({loop: value}, guard).stmt(node.body, bounds)
     for v, ext in reversed(list(zip(new_vars, extents))):
         body = S.For(v, _const(0, dtype), ext, "serial", body)
@@ -233,7 +253,7 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
     extents = [n.extent if n.extent.dtype == dtype else E.cast(dtype, n.extent) for n in nodes]
     total = extents[0]
     for ext in extents[1:]:
-        total = E.mul(total, ext)
+        total = mul_int(total, ext)
     bounds = _outer_bounds(path)
     if isinstance(total, E.IntImm):
         bounds[fused] = (0, total.value - 1)
@@ -247,12 +267,12 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
             q = fused if stride is None else E.floordiv(fused, stride)
             if i > 0:
                 q = E.floormod(q, ext)
-            value = E.add(E.cast(dtype, n.min), q) if dtype != n.loop_var.dtype else E.add(n.min, q)
+            value = add_int(E.cast(dtype, n.min), q) if dtype != n.loop_var.dtype else add_int(n.min, q)
             value = simplify(value, bounds)
             if value.dtype != n.loop_var.dtype:
                 value = E.cast(n.loop_var.dtype, value)
         vmap[n.loop_var] = value
-        stride = ext if stride is None else E.mul(ext, stride)
+        stride = ext if stride is None else mul_int(ext, stride)
     body = _Rebinder(vmap, None).stmt(nodes[-1].body, bounds)
     new = S.For(fused, _const(0, dtype), total, "serial", body)
     return replace_path(func, path, new), fused

@@ -42,7 +42,15 @@ def expr_vars(e) -> set:
     stack = [e]
     while stack:
         x = stack.pop()
-        if isinstance(x, E.Var):
+        t = type(x)
+        if t is E.Binary:
+            stack.append(x.a)
+            stack.append(x.b)
+        elif t is E.Var:
+            out.add(x)
+        elif t is E.IntImm:
+            continue
+        elif isinstance(x, E.Var):
             out.add(x)
         elif isinstance(x, E.BufferLoad):
             stack.extend(x.indices)
@@ -51,6 +59,32 @@ def expr_vars(e) -> set:
         elif not isinstance(x, (E.IntImm, E.FloatImm)):
             stack.extend(getattr(x, f) for f in x._fields)
     return out
+
+
+def uses_any(e, variables) -> bool:
+    """Whether ``expr_vars(e) & variables`` is non-empty (same walk, stopping at the first hit)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is E.Binary:
+            stack.append(x.a)
+            stack.append(x.b)
+        elif t is E.Var:
+            if x in variables:
+                return True
+        elif t is E.IntImm:
+            continue
+        elif isinstance(x, E.Var):
+            if x in variables:
+                return True
+        elif isinstance(x, E.BufferLoad):
+            stack.extend(x.indices)
+        elif isinstance(x, E.Call):
+            stack.extend(x.args)
+        elif not isinstance(x, (E.IntImm, E.FloatImm)):
+            stack.extend(getattr(x, f) for f in x._fields)
+    return False
 
 
 def binding_kinds(realize: S.BlockRealize) -> dict:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import simplify
+from ...ir.arith import add_int, mul_int, simplified_int, simplify, sub_int
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
 from ...ir.functor import collect_vars, substitute, uses_var
 from ..error import ScheduleError
-from ..tree import enclosing_block, find_block, find_loop, loops_above, replace_path
+from ..tree import (enclosing_block, find_block, find_loop, func_index, loops_above, map_path, replace_path,
+                    replace_path_tracked)
 from . import dataflow as D
 from .query import blocks_under
 
@@ -105,8 +106,8 @@ def decompose_reduction(func: PrimFunc, block: str, loop: E.Var) -> tuple[PrimFu
     for lp, nv in reversed(copied):
         nest = S.For(nv, substitute(lp.min, lmap), substitute(lp.extent, lmap), lp.kind, nest)
     new_blk = D.with_inferred_regions(blk.replace(init=None))
-    func = replace_path(func, bpath, realize.replace(block=new_blk))
-    lpath = find_loop(func, loop, prim)
+    func, mapping = replace_path_tracked(func, bpath, realize.replace(block=new_blk))
+    lpath = map_path(lpath, mapping) if mapping is not None else find_loop(func, loop, prim)
     func = replace_path(func, lpath, S.SeqStmt((nest, lpath[-1])))
     return func, name
 
@@ -134,8 +135,7 @@ def _same_indices(a, b) -> bool:
     for x, y in zip(a, b):
         if x is y:
             continue
-        d = simplify(E.sub(x, y))
-        if not (isinstance(d, E.IntImm) and d.value == 0):
+        if simplified_int(sub_int(x, y)) != 0:
             return False
     return len(a) == len(b)
 
@@ -242,7 +242,7 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
         if lp is not L:
             rf_ivs.append(S.IterVar(loop_to_var[lp.loop_var], S.Range(lp.min, lp.extent), "R"))
             rf_values.append(lp.loop_var)
-    rf_pos = simplify(E.sub(rf_var, L.min))
+    rf_pos = simplify(sub_int(rf_var, L.min))
     rf_idx = store.indices[:axis] + (rf_pos,) + store.indices[axis:]
     rf_load = E.BufferLoad(rf_buf, rf_idx)
     rf_body = S.BufferStore(rf_buf, _combine(op, rf_load, substitute(rhs, reduce_sub), acc_first), rf_idx)
@@ -269,7 +269,7 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
             wb_ivs.append(S.IterVar(nv, iv.dom, "S"))
             wb_values.append(substitute(value, lmap))
     out_idx = tuple(substitute(i, ivmap) for i in store.indices)
-    part_idx = out_idx[:axis] + (simplify(E.sub(wb_rf_var, L.min)),) + out_idx[axis:]
+    part_idx = out_idx[:axis] + (simplify(sub_int(wb_rf_var, L.min)),) + out_idx[axis:]
     wb_body = S.BufferStore(out, _combine(op, E.BufferLoad(out, out_idx), E.BufferLoad(rf_buf, part_idx),
                                           acc_first), out_idx)
     wb_block = D.with_inferred_regions(S.Block(blk.name, wb_ivs, (), (), wb_body, substitute(blk.init, ivmap),
@@ -279,8 +279,13 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
     for lp, nv in reversed(copies):
         wb = S.For(nv, lp.min, lp.extent, "serial" if lp is L else lp.kind, wb)
 
-    func = replace_path(func, bpath, rf_realize)
-    spath = find_block(func, scope.name, prim)
+    old_scope_path = D.scope_realize_path(bpath, scope)
+    unique = scope.name not in func_index(func).duplicate_blocks
+    func, mapping = replace_path_tracked(func, bpath, rf_realize)
+    if mapping is not None and old_scope_path is not None and unique:
+        spath = map_path(old_scope_path, mapping)
+    else:
+        spath = find_block(func, scope.name, prim)
     sblock = spath[-1].block
     new_items = D.stmt_items(sblock.body)
     new_items.insert(mine + 1, wb)
