@@ -5,10 +5,12 @@ Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all]`` (all:
 1. speedup -- trials per second with 1 vs 2 workers on this 2-core machine (target: at least 1.8x), with real
    candidates: a 64x64x64 float32 matmul under 36 different tilings (split i and j by 2..64, reorder), each
    replayed, LLVM-built, checked against the unscheduled program and timed (repeat=3). Both farms are
-   measured: RayFarm (the default farm of ``tunefarm.tune``) and LocalFarm. Each configuration first runs a
-   warm-up batch (worker start, imports, the per-worker reference build), then the median of 3 timed batches
-   of the 36 candidates. Builds run on every core; timings take the host lock, so they are serialized -- the
-   speedup is what is left after that serialization.
+   measured: RayFarm (the default farm of ``tunefarm.tune``) and LocalFarm. Both the 1- and the 2-worker farm
+   are started and warmed up (worker start, imports, the per-worker reference build); then each round times a
+   control (2 plain CPU-bound processes vs 1: the speedup the machine itself offers at that moment), one batch
+   of the 36 candidates on 1 worker and one on 2 workers, back to back. Reported: the median ratio, and the
+   median over the rounds in which the control shows two free cores. Builds run on every core; timings take
+   the host lock, so they are serialized -- the speedup is what is left after that serialization.
 
 2. driver -- the driver's CPU time per trial (target: at most 2 ms, i.e. >= 500 trials/s of driver
    capacity). A RayFarm with 8 simulated workers (``measurer="simulate"``: no compiler, each trial sleeps
@@ -32,7 +34,13 @@ processes got at the same time):
                          (cProfile: almost all of it is Ray's actor-call submission and ray.wait/ray.get)
     scale (48 workers)   418 trials/s of an ideal 480 (87%), mean in flight 46.3/48, driver 0.61 ms CPU/trial,
                          driver busy 25% of one core  ->  one driver feeds ~190 workers of 100 ms trials
-    speedup              SPEEDUP_RESULTS
+    speedup              the machine never had two free cores while this was written: the control (2 plain
+                         processes vs 1) measured 0.8-1.1x in every round (a lone process at nice -15 got only
+                         ~0.7 of a core, which points to CPU shared below the guest). Under that:
+                         RayFarm   1 worker ~37 trials/s, 2 workers ~52 trials/s, ratio 1.33-1.43x
+                         LocalFarm 1 worker ~39-50 trials/s, 2 workers ~40-50 trials/s, ratio ~1.0x (= control)
+                         The 1.8x target needs a run on an idle machine; the script reports the rounds in
+                         which the control shows two free cores separately, for exactly that reason.
 
 (see the script's output for the numbers of a given run).
 """
@@ -95,47 +103,36 @@ def _batch_rate(farm, cands) -> float:
     return len(cands) / dt
 
 
-def _interleaved(farms: dict, cands, rounds: int) -> dict:
-    """Alternate batches between the farms so that load from other processes hits both alike."""
-    for farm in farms.values():
-        farm.measure(cands[: max(4, farm.num_workers * 2)])  # warm-up: workers up, references built
-    rates = {n: [] for n in farms}
-    for _ in range(rounds):
-        for n, farm in farms.items():
-            rates[n].append(_batch_rate(farm, cands))
-    return rates
+_SPIN = "x = 0\nfor i in range(6_000_000):\n    x += i"
 
 
-_SPIN = "x = 0\nfor i in range(15_000_000):\n    x += i"
-
-
-def machine_speedup(rounds: int = 3) -> float:
-    """Control: the speedup 2 plain CPU-bound processes get over 1 on this machine right now.
-
-    On a shared 2-core VM other processes can take the second core; then no farm can reach 1.8x, and this
-    number says so.
-    """
+def _spin_wall(n: int) -> float:
     import subprocess
 
-    def run(n):
-        t0 = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(n)]
-        for p in procs:
-            p.wait()
-        return time.perf_counter() - t0
-
-    return statistics.median(2 * run(1) / run(2) for _ in range(rounds))
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", _SPIN]) for _ in range(n)]
+    for p in procs:
+        p.wait()
+    return time.perf_counter() - t0
 
 
-def part_speedup(rounds: int = 5) -> None:
+def machine_speedup() -> float:
+    """Control: how much faster 2 plain CPU-bound processes finish than 1, on this machine right now.
+
+    On a shared VM other processes (or the hypervisor) can take the second core; then no farm can reach 1.8x,
+    and this number says so.
+    """
+    return 2 * _spin_wall(1) / _spin_wall(2)
+
+
+def part_speedup(rounds: int = 6) -> None:
     import ray
 
     from tunefarm.farm import LocalFarm, RayFarm
 
     cands = real_candidates()
-    print(f"speedup: {len(cands)} real matmul candidates per batch (64^3, distinct tilings), "
-          f"{rounds} interleaved rounds")
-    print(f"  control: 2 plain CPU-bound processes run {machine_speedup():.2f}x faster than 1 on this machine now")
+    print(f"speedup: {len(cands)} real matmul candidates per batch (64^3, distinct tilings), {rounds} rounds; "
+          "each round times the control, 1 worker and 2 workers back to back")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         # worker_cpus=0: both Ray farms live side by side (each batch runs on one of them at a time)
@@ -144,15 +141,30 @@ def part_speedup(rounds: int = 5) -> None:
         for name, make in makers.items():
             farms = {1: make(1), 2: make(2)}
             try:
-                rates = _interleaved(farms, cands, rounds)
+                for farm in farms.values():
+                    farm.measure(cands[: max(4, farm.num_workers * 2)])  # warm-up: workers up, references built
+                rows = []
+                for _ in range(rounds):
+                    control = machine_speedup()
+                    r1 = _batch_rate(farms[1], cands)
+                    r2 = _batch_rate(farms[2], cands)
+                    rows.append((control, r1, r2))
             finally:
                 for f in farms.values():
                     f.close()
-            ratios = [b / a for a, b in zip(rates[1], rates[2])]
-            print(f"  {name:9s}  1 worker {statistics.median(rates[1]):6.2f} trials/s   "
-                  f"2 workers {statistics.median(rates[2]):6.2f} trials/s   "
-                  f"ratio median {statistics.median(ratios):.2f}x (per round: "
-                  f"{', '.join(f'{r:.2f}' for r in ratios)})  target >= 1.8x")
+            ratios = [r2 / r1 for _, r1, r2 in rows]
+            print(f"  {name:9s}  1 worker {statistics.median(r for _, r, _ in rows):6.2f} trials/s   "
+                  f"2 workers {statistics.median(r for _, _, r in rows):6.2f} trials/s   "
+                  f"ratio median {statistics.median(ratios):.2f}x  (target >= 1.8x)")
+            print("             per round (control -> farm): "
+                  + ", ".join(f"{c:.2f}->{r:.2f}" for (c, _, _), r in zip(rows, ratios)))
+            quiet = [r for (c, _, _), r in zip(rows, ratios) if c >= 1.8]
+            if quiet:
+                print(f"             rounds where the machine had 2 free cores (control >= 1.8x): farm ratio "
+                      f"median {statistics.median(quiet):.2f}x over {len(quiet)} rounds")
+            else:
+                print("             no round had 2 free cores (control < 1.8x): the machine, not the farm, "
+                      "bounds the ratio")
     finally:
         ray.shutdown()
 
