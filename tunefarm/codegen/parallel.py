@@ -80,7 +80,7 @@ def emit_parallel(fe, loop: S.For) -> bool:
 
     # body(bufs..., vars..., begin, end): the loop over a sub-range, with noalias buffers
     body_type = ir.FunctionType(VOID, [PTR] * len(bufs) + [I64] * len(vars_) + [I64, I64])
-    body_fn = ir.Function(module, body_type, owner.fresh_name(f"__tf_{fe.fn.name}_par"))
+    body_fn = ir.Function(module, body_type, owner.fresh_name(f"{fe.fn.name}.par"))
     body_fn.linkage = "internal"
     body_fn.attributes.add("nounwind")
     child = FunctionEmitter(owner, body_fn, in_parallel=True)
@@ -109,7 +109,7 @@ def emit_parallel(fe, loop: S.For) -> bool:
         b.store(val, b.gep(data, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True, source_etype=struct))
 
     # worker(data): my share of [lo, lo + ext)
-    worker = ir.Function(module, ir.FunctionType(VOID, [PTR]), owner.fresh_name(f"__tf_{fe.fn.name}_worker"))
+    worker = ir.Function(module, ir.FunctionType(VOID, [PTR]), owner.fresh_name(f"{fe.fn.name}.worker"))
     worker.linkage = "internal"
     worker.attributes.add("nounwind")
     wb = ir.IRBuilder(worker.append_basic_block("entry"))
