@@ -54,6 +54,7 @@ def main(argv=None) -> int:
 
     target = tunefarm.Target(f"llvm -num-cores={args.cores}")
     db_dir = args.db_dir or tempfile.mkdtemp(prefix="bench_search-")
+    os.makedirs(db_dir, exist_ok=True)
     summary = []
     with LocalFarm(num_workers=args.workers, target=target) as farm:
         for name in args.workloads.split(","):

@@ -137,6 +137,7 @@ def main(argv=None) -> int:
 
     target = tunefarm.Target(f"llvm -num-cores={args.cores}")
     db_dir = args.db_dir or tempfile.mkdtemp(prefix="bench_tune-")
+    os.makedirs(db_dir, exist_ok=True)
     farm = LocalFarm(num_workers=args.workers, target=target) if args.farm == "local" else \
         RayFarm(num_workers=args.workers, target=target)
     rows, done = [], []

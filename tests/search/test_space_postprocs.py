@@ -201,3 +201,22 @@ def test_innermost_tiles_lean_towards_whole_vectors(mm128):
         j_tile = tiles[1]  # i, j (the output's contiguous dimension), k
         whole += j_tile[-1] % 8 == 0
     assert whole >= 24  # uniform tilings would give about a third
+
+
+def test_packing_sketch_copies_b_panels_and_stays_correct(target):
+    func = builtin_workload("matmul-64")
+    assert block_info.packable_read(func, "C") == (1, {1})  # B[k, j]: ignores i, walks k down its rows
+    assert block_info.packable_read(builtin_workload("dense-relu-64-32"), "T_matmul_NT") is None
+    space = AutoSpace(n_cores=1)
+    seeds = [s for s in range(30) if any(i.kind == "CacheRead" for i in space.sample(func, s).trace.insts)]
+    assert seeds
+    sch = space.sample(func, seeds[0])
+    apply_postprocs(sch, default_postprocs())
+    out = sch.mod["main"]
+    panel, loops = block_info.locate(out, "B_local")
+    assert panel.block.writes[0].buffer.scope == "local"
+    # two copy loops (k, the panel's columns) under the two outer j tiles (the course's ``j`` is ``i1``):
+    # every i tile below them reuses the panel
+    assert len(loops) == 4 and [lp.loop_var.name[:3] for lp in loops[:2]] == ["i1_", "i1_"]
+    assert loops[2].const_extent() == 64
+    _check_numerics(func, out, target)

@@ -21,8 +21,8 @@ from __future__ import annotations
 from . import expr as E
 from . import stmt as S
 from .arith import add_int, affine_coefficients, const_bound, mul_int, simplified_int, simplify, sub_int
-from .dtype import is_float
 from .buffer import Buffer
+from .dtype import is_float
 from .functor import substitute
 from .memo import NodeCache
 

@@ -157,12 +157,13 @@ class Trace:
                 return [resolve(v) for v in x]
             return x
 
+        recorded = self._decisions
         for i, inst in enumerate(self._insts):
             spec = INSTRUCTION_KINDS[inst.kind]
-            decision = overrides[i] if i in overrides else self._decisions.get(i)
+            decision = overrides[i] if i in overrides else recorded.get(i)
             try:
                 try:
-                    inputs = tuple(resolve(x) for x in inst.inputs)
+                    inputs = tuple([rv_map[x] if isinstance(x, RandomVariable) else resolve(x) for x in inst.inputs])
                 except KeyError:
                     raise ScheduleError(spec.method, "uses a random variable no earlier instruction defines") from None
                 result = spec.apply(sch, inputs, inst.attrs, decision)
@@ -179,11 +180,22 @@ class Trace:
 
     def replay(self, func_or_mod, decisions: dict | None = None, seed: int | None = None):
         """A new Schedule of ``func_or_mod`` with this trace applied (see ``apply_to_schedule``)."""
-        from .schedule import Schedule
-
-        sch = Schedule(func_or_mod, seed=seed)
+        sch = _schedule_class()(func_or_mod, seed=seed)
         self.apply_to_schedule(sch, decisions)
         return sch
+
+
+def _schedule_class():
+    """``Schedule`` (imported on first use: ``schedule.py`` imports this module)."""
+    global _SCHEDULE
+    if _SCHEDULE is None:
+        from .schedule import Schedule
+
+        _SCHEDULE = Schedule
+    return _SCHEDULE
+
+
+_SCHEDULE = None
 
 
 def _copy(decision):
@@ -247,33 +259,66 @@ def _load(data) -> Trace:
 
 
 def _load_inst(i: int, raw, env: dict) -> Instruction:
-    where = f"trace instruction {i}"
     if not isinstance(raw, list) or len(raw) != 4:
-        raise ValueError(f"{where} must be [kind, inputs, attrs, outputs], got {raw!r}"[:300])
+        raise ValueError(f"trace instruction {i} must be [kind, inputs, attrs, outputs], got {raw!r}"[:300])
     kind, inputs, attrs, outputs = raw
     spec = INSTRUCTION_KINDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
-        raise ValueError(f"{where}: unknown instruction kind {kind!r} (known: {', '.join(INSTRUCTION_KINDS)})")
-    where = f"{where} ({kind})"
-    for label, value in (("inputs", inputs), ("attrs", attrs), ("outputs", outputs)):
-        if not isinstance(value, list):
-            raise ValueError(f"{where}: {label} must be a list, got {type(value).__name__}")
-    types = list(spec.inputs)
-    variadic = types and types[-1].endswith("+")
-    if variadic:
-        base = types[-1][:-1]
-        if len(inputs) < len(types):
-            raise ValueError(f"{where}: expects at least {len(types)} inputs, got {len(inputs)}")
-        types = types[:-1] + [base] * (len(inputs) - len(types) + 1)
-    elif len(inputs) != len(types):
-        raise ValueError(f"{where}: expects {len(types)} inputs, got {len(inputs)}")
+        raise ValueError(f"trace instruction {i}: unknown instruction kind {kind!r} "
+                         f"(known: {', '.join(INSTRUCTION_KINDS)})")
+    if type(inputs) is list and type(attrs) is list and type(outputs) is list:
+        where = None  # the error messages' prefix, formatted only when one is raised
+    else:
+        where = f"trace instruction {i} ({kind})"
+        for label, value in (("inputs", inputs), ("attrs", attrs), ("outputs", outputs)):
+            if not isinstance(value, list):
+                raise ValueError(f"{where}: {label} must be a list, got {type(value).__name__}")
+    try:
+        return _load_checked(kind, spec, inputs, attrs, outputs, env)
+    except _LoadError as e:
+        message = f"{where or f'trace instruction {i} ({kind})'}: {e.args[0]}"
+        raise ValueError(message[:300] if e.truncate else message) from None
+
+
+class _LoadError(Exception):
+    """What is wrong with one loaded instruction (``_load_inst`` prefixes where it is)."""
+
+    def __init__(self, message: str, truncate: bool = False):
+        super().__init__(message)
+        self.truncate = truncate  # cut the full message to 300 characters (it shows a user's value)
+
+
+_INPUT_LAYOUT: dict = {}  # kind -> (fixed input types, type of the variadic rest or None)
+
+
+def _input_types(spec, n: int) -> list:
+    layout = _INPUT_LAYOUT.get(spec.name)
+    if layout is None:
+        types = list(spec.inputs)
+        if types and types[-1].endswith("+"):
+            layout = (types[:-1], types[-1][:-1])
+        else:
+            layout = (types, None)
+        _INPUT_LAYOUT[spec.name] = layout
+    fixed, rest = layout
+    if rest is not None:
+        if n < len(fixed) + 1:
+            raise _LoadError(f"expects at least {len(fixed) + 1} inputs, got {n}")
+        return fixed + [rest] * (n - len(fixed))
+    if n != len(fixed):
+        raise _LoadError(f"expects {len(fixed)} inputs, got {n}")
+    return fixed
+
+
+def _load_checked(kind: str, spec, inputs: list, attrs: list, outputs: list, env: dict) -> Instruction:
+    types = _input_types(spec, len(inputs))
     if len(attrs) != len(spec.attrs):
-        raise ValueError(f"{where}: expects {len(spec.attrs)} attributes "
+        raise _LoadError(f"expects {len(spec.attrs)} attributes "
                          f"({', '.join(n for n, _ in spec.attrs) or 'none'}), got {len(attrs)}")
     for (name, check), value in zip(spec.attrs, attrs):
         err = check(value)
         if err:
-            raise ValueError(f"{where}: attribute {name} must be {err}, got {value!r}"[:300])
+            raise _LoadError(f"attribute {name} must be {err}, got {value!r}", truncate=True)
     loaded = []
     for k, (t, x) in enumerate(zip(types, inputs)):
         if x is None and t in ("factor", "expr_or_none"):
@@ -283,28 +328,27 @@ def _load_inst(i: int, raw, env: dict) -> Instruction:
         elif isinstance(x, str):
             rv = env.get(x)
             if rv is None:
-                raise ValueError(f"{where}: input {k} uses the random variable {x!r}, which no earlier "
-                                 "instruction defines")
+                raise _LoadError(f"input {k} uses the random variable {x!r}, which no earlier instruction defines")
             if not isinstance(rv, _INPUT_TYPES[t]):
-                raise ValueError(f"{where}: input {k} must be a {t.replace('_', ' ')} random variable, but "
-                                 f"{x!r} is a {rv.kind}")
+                raise _LoadError(f"input {k} must be a {t.replace('_', ' ')} random variable, but {x!r} is a "
+                                 f"{rv.kind}")
             loaded.append(rv)
         else:
-            raise ValueError(f"{where}: input {k} must be a {t.replace('_', ' ')} random variable name, got {x!r}")
+            raise _LoadError(f"input {k} must be a {t.replace('_', ' ')} random variable name, got {x!r}")
     if kind == "Annotate" and (loaded[1] is None) == (attrs[1] is None):
-        raise ValueError(f"{where}: the value must be given either as an input random variable or as "
-                         "the ann_val attribute (exactly one)")
+        raise _LoadError("the value must be given either as an input random variable or as the ann_val "
+                         "attribute (exactly one)")
     n = spec.n_outputs(tuple(loaded), tuple(attrs))
     if n is not None and len(outputs) != n:
-        raise ValueError(f"{where}: expects {n} outputs, got {len(outputs)}")
+        raise _LoadError(f"expects {n} outputs, got {len(outputs)}")
     if outputs and not spec.outputs:
-        raise ValueError(f"{where}: has no outputs, got {len(outputs)}")
+        raise _LoadError(f"has no outputs, got {len(outputs)}")
     outs = []
     for name in outputs:
         if not isinstance(name, str) or not name:
-            raise ValueError(f"{where}: output names must be non-empty strings, got {name!r}")
+            raise _LoadError(f"output names must be non-empty strings, got {name!r}")
         if name in env:
-            raise ValueError(f"{where}: the random variable {name!r} is defined twice")
+            raise _LoadError(f"the random variable {name!r} is defined twice")
         rv = RV_TYPES[spec.outputs]()
         env[name] = rv
         outs.append(rv)

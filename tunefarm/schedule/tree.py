@@ -60,9 +60,11 @@ class FuncIndex:
     * ``order``: every statement node -> its pre-order position.
     """
 
-    __slots__ = ("body", "parent", "blocks", "duplicate_blocks", "loops", "realizes", "_order", "_names")
+    __slots__ = ("body", "parent", "blocks", "duplicate_blocks", "loops", "realizes", "_order", "_order_from",
+                 "_names")
 
-    def __init__(self, body, parent, blocks, duplicate_blocks, loops, realizes, order=None, names=None):
+    def __init__(self, body, parent, blocks, duplicate_blocks, loops, realizes, order=None, names=None,
+                 order_from=None):
         self.body = body
         self.parent = parent
         self.blocks = blocks
@@ -70,6 +72,7 @@ class FuncIndex:
         self.loops = loops
         self.realizes = realizes
         self._order = order
+        self._order_from = order_from  # (index, {old node: new node}) that ``order`` is derived from
         self._names = names
 
     @classmethod
@@ -82,12 +85,14 @@ class FuncIndex:
         order: dict = {}
         k = 0
         stack = [body]
+        pop, push, link = stack.pop, stack.append, parent.setdefault  # the loop's hot calls, bound once
+        realize_t, for_t, seq_t, store_t = S.BlockRealize, S.For, S.SeqStmt, S.BufferStore
         while stack:
-            node = stack.pop()
+            node = pop()
             order[node] = k
             k += 1
             t = type(node)
-            if t is S.BlockRealize:
+            if t is realize_t:
                 name = node.block.name
                 if name in blocks:
                     duplicates.add(name)
@@ -95,23 +100,23 @@ class FuncIndex:
                     blocks[name] = node
                 realizes.append(node)
                 child = node.block
-                parent.setdefault(child, node)
-                stack.append(child)
-            elif t is S.For:
+                link(child, node)
+                push(child)
+            elif t is for_t:
                 loops.setdefault(node.loop_var, node)
                 child = node.body
-                parent.setdefault(child, node)
-                stack.append(child)
-            elif t is S.SeqStmt:
+                link(child, node)
+                push(child)
+            elif t is seq_t:
                 for child in reversed(node.seq):
-                    parent.setdefault(child, node)
-                    stack.append(child)
-            elif t is S.BufferStore:
+                    link(child, node)
+                    push(child)
+            elif t is store_t:
                 continue
             else:
                 for child in reversed(_children(node)):
-                    parent.setdefault(child, node)
-                    stack.append(child)
+                    link(child, node)
+                    push(child)
         return cls(body, parent, blocks, duplicates, loops, realizes, order)
 
     def path(self, node) -> Path | None:
@@ -121,16 +126,23 @@ class FuncIndex:
         if up is None:
             return [node] if node is self.body else None
         out = [node]
+        add, get = out.append, parent.get
         while up is not None:
-            out.append(up)
-            up = parent.get(up)
+            add(up)
+            up = get(up)
         out.reverse()
         return out
 
     @property
     def order(self) -> dict:
         """Every statement node -> its pre-order position (``iter_paths`` numbering; the last one if a node
-        occurs twice); its keys are in pre-order."""
+        occurs twice); its keys are in pre-order. A derived index computes it on first use (only the
+        dependency analyses of block primitives ask)."""
+        if self._order is None:
+            base, renamed = self._order_from
+            # same positions and key order (``allocating_block`` relies on pre-order keys), new nodes
+            self._order = {renamed.get(node, node): k for node, k in base.order.items()}
+            self._order_from = None
         return self._order
 
     def names(self, func: PrimFunc) -> set:
@@ -155,7 +167,6 @@ class FuncIndex:
         blocks = self.blocks
         loops = self.loops
         realizes = self.realizes
-        order = dict(self._order)
         above = None
         for old, new in pairs:
             parent.pop(old, None)
@@ -179,10 +190,9 @@ class FuncIndex:
                 loops[new.loop_var] = new
             if t is S.BlockRealize:
                 realizes = [new if r is old else r for r in realizes]
-            if old in order:
-                order[new] = order.pop(old)
             above = new
-        return FuncIndex(new_body, parent, blocks, self.duplicate_blocks, loops, realizes, order, self._names)
+        return FuncIndex(new_body, parent, blocks, self.duplicate_blocks, loops, realizes, None, self._names,
+                         (self, dict(pairs)))
 
 
 _INDEXES = NodeCache("tree.func_index", 256)
@@ -313,6 +323,25 @@ def for_with(f: S.For, min_, extent, body) -> S.For:
     n.kind = f.kind
     n.body = body
     n.annotations = f.annotations
+    return n
+
+
+def loop_with(f: S.For, kind: str, annotations: dict):
+    """``f.replace(kind=kind, annotations=annotations)`` (the annotation primitives' one edit)."""
+    if type(f) is not S.For:
+        return f.replace(kind=kind, annotations=annotations)
+    n = for_with(f, f.min, f.extent, f.body)
+    n.kind = kind
+    n.annotations = annotations
+    return n
+
+
+def block_with_annotations(b: S.Block, annotations: dict):
+    """``b.replace(annotations=annotations)``."""
+    if type(b) is not S.Block:
+        return b.replace(annotations=annotations)
+    n = _block_with(b, b.init, b.body)
+    n.annotations = annotations
     return n
 
 

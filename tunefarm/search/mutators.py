@@ -2,8 +2,8 @@
 
 Each mutator finds the sampling instructions it understands and proposes one new decision:
 
-- ``MutateTileSize``: moves a prime factor between two positions of a ``sample_perfect_tile`` decision
-  (the product stays the loop extent; the innermost limit is respected);
+- ``MutateTileSize``: moves a divisor of one factor to another position of a ``sample_perfect_tile``
+  decision (the product stays the loop extent; the innermost limit is respected);
 - ``MutateUnroll``: another unroll depth (a categorical sampled for an unroll annotation);
 - ``MutateParallel``: another parallel extent (a categorical sampled for ``meta_schedule.parallel``);
 - ``MutateComputeLocation``: another legal compute location (replays the trace prefix to ask which);
@@ -22,17 +22,9 @@ from .space import PARALLEL_KEY, UNROLL_KEY
 _UNROLL_KEYS = (UNROLL_KEY, "pragma_auto_unroll_max_step")
 
 
-def _prime_factors(n: int) -> list[int]:
-    out = []
-    p = 2
-    while p * p <= n:
-        while n % p == 0:
-            out.append(p)
-            n //= p
-        p += 1
-    if n > 1:
-        out.append(n)
-    return out
+def _divisors(n: int) -> list[int]:
+    """Divisors of ``n`` greater than 1."""
+    return [k for k in range(2, n + 1) if n % k == 0]
 
 
 def _annotation_uses(trace: Trace) -> dict:
@@ -74,19 +66,17 @@ class MutateTileSize(Mutator):
         return out
 
     def propose(self, trace, index, rng, func=None):
+        """As MetaSchedule: move a random divisor ``f > 1`` of one factor to another position (big jumps
+        included, so ``[4, 32]`` can become ``[32, 4]`` in one step)."""
         d = list(trace.decisions[index])
         limit = trace.insts[index].attrs[1]
         for _ in range(16):
             src = rng.choice([k for k, x in enumerate(d) if x > 1])
             dst = rng.choice([k for k in range(len(d)) if k != src])
-            p = rng.choice(_prime_factors(d[src]))
-            # move p, or a larger chunk of d[src] (p^k) to jump further
-            chunk = p
-            while d[src] % (chunk * p) == 0 and rng.random() < 0.3:
-                chunk *= p
+            f = rng.choice(_divisors(d[src]))
             new = list(d)
-            new[src] //= chunk
-            new[dst] *= chunk
+            new[src] //= f
+            new[dst] *= f
             if limit and limit > 0 and new[-1] > limit:
                 continue
             return new

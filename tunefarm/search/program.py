@@ -62,6 +62,11 @@ class Program:
 _STRUCTURES: dict = {}  # id(insts tuple) -> (insts tuple kept alive, structure signature)
 
 
+def sketch_key(trace: Trace) -> str:
+    """What a design trace is apart from its decisions: programs with the same key are one *sketch*."""
+    return _structure(trace)
+
+
 def _structure(trace: Trace) -> str:
     insts = trace.insts
     got = _STRUCTURES.get(id(insts))

@@ -10,14 +10,21 @@ Each round:
    database already holds for this workload, so a resumed job never re-measures one), with an
    ``eps_greedy`` share of random fresh samples for exploration.
 
+Spaces with several sketches (write cache or not, packing, rfactor) need one more kind of exploration: a
+cost model trained on a few unlucky samples of a sketch can write the whole sketch off, and the search then
+never measures it again. So each round every *open* sketch gets ``sketch_quota`` places for its best-predicted
+program: a sketch is open until it has ``sketch_min_samples`` successful measurements, and stays open while
+its best is within ``sketch_keep_ratio`` of the best of all.
+
 Until the cost model is trained (too few measurements) the batch is random fresh samples.
 """
 from __future__ import annotations
 
+import math
 import random
 
 from .mutators import default_mutators, mutate
-from .program import Program
+from .program import Program, sketch_key
 from .strategy import SearchStrategy
 
 
@@ -26,7 +33,8 @@ class EvolutionarySearch(SearchStrategy):
 
     def __init__(self, task, cost_model, features=None, population_size: int = 96, generations: int = 3,
                  mutate_prob: float = 0.85, eps_greedy: float = 0.05, init_measured: int = 16, carry_over: int = 32,
-                 fresh_per_round: int | None = None, mutators=None, seed: int = 0, max_attempts: int = 512):
+                 fresh_per_round: int | None = None, mutators=None, seed: int = 0, max_attempts: int = 512,
+                 sketch_quota: int | None = None, sketch_min_samples: int = 8, sketch_keep_ratio: float = 1.25):
         super().__init__(task, cost_model, features, max_attempts)
         self.population_size = population_size
         self.generations = generations
@@ -39,6 +47,27 @@ class EvolutionarySearch(SearchStrategy):
         self.rng = random.Random(seed)
         self._carry: list[Program] = []
         self.last_stats: dict = {}
+        self.sketch_quota = sketch_quota
+        self.sketch_min_samples = sketch_min_samples
+        self.sketch_keep_ratio = sketch_keep_ratio
+        self._sketches: dict = {}  # sketch key -> [successful measurements, best latency]
+
+    def notify(self, programs, latencies) -> None:
+        super().notify(programs, latencies)
+        for p, lat in zip(programs, latencies):
+            st = self._sketches.setdefault(sketch_key(p.design), [0, math.inf])
+            if lat is not None:
+                st[0] += 1
+                st[1] = min(st[1], lat)
+
+    def _open_sketches(self, keys) -> set:
+        best = min((st[1] for st in self._sketches.values()), default=math.inf)
+        out = set()
+        for key in keys:
+            n, lat = self._sketches.get(key, (0, math.inf))
+            if n < self.sketch_min_samples or lat <= self.sketch_keep_ratio * best:
+                out.add(key)
+        return out
 
     # ---------------------------------------------------------------------------------------------------
     def _mutant(self, parent: Program) -> Program | None:
@@ -106,12 +135,26 @@ class EvolutionarySearch(SearchStrategy):
             merged.update(children)
             pop = sorted(merged.values(), key=lambda p: -(p.score or 0.0))[: self.population_size]
 
-        # 3. batch: best predicted, plus a few random fresh ones
+        # 3. batch: a place for each open sketch, the best predicted, plus a few random fresh ones
         ranked = sorted(pool.values(), key=lambda p: -(p.score or 0.0))
         n_random = int(round(n * self.eps_greedy))
         out: list[Program] = []
         chosen: set[str] = set()
+        by_sketch: dict = {}
         for p in ranked:
+            by_sketch.setdefault(sketch_key(p.design), []).append(p)
+        if len(by_sketch) > 1:
+            quota = self.sketch_quota if self.sketch_quota is not None else max(1, n // 16)
+            open_ = self._open_sketches(by_sketch)
+            for key, progs in by_sketch.items():
+                if key in open_:
+                    for p in progs[:quota]:
+                        if len(out) < n - n_random:
+                            out.append(p)
+                            chosen.add(p.hash)
+        for p in ranked:
+            if p.hash in chosen:
+                continue
             if len(out) >= n - n_random:
                 break
             out.append(p)

@@ -176,7 +176,7 @@ class _Job:
         """Load stored records of every task: dedup hashes, cost-model samples, search seeds. Returns the count."""
         total = 0
         feats, groups, lats = [], [], []
-        for t in self.tasks:
+        for t, strategy in zip(self.tasks, self.strategies):
             t.known_hashes |= self.db.measured_hashes(t.key, self.target_str)
             n = self.db.count_records(t.key, self.target_str)
             t.state.trials = n
@@ -197,8 +197,8 @@ class _Job:
                 ok = str(row.status) == "ok" and row.min_us == row.min_us
                 lat = row.min_us / 1e6 if ok else None
                 t.known_hashes.add(prog.hash)
+                strategy.notify([prog], [lat])
                 if lat is not None:
-                    t.record_measured(prog, lat)
                     t.state.best_latency = min(t.state.best_latency, row.median_us / 1e6)
                 prog.features = self.features.get(prog.hash, prog.func)
                 feats.append(prog.features)

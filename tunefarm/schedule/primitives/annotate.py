@@ -11,7 +11,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ..error import ScheduleError
-from ..tree import find_block, find_loop, replace_path
+from ..tree import block_with_annotations, find_block, find_loop, loop_with, replace_path
 from .query import binding_kinds, blocks_under, is_reduction_block
 
 ANNOTATION_TYPES = (bool, int, float, str)
@@ -38,7 +38,7 @@ def _set_kind(func: PrimFunc, loop: E.Var, kind: str, primitive: str) -> PrimFun
         check_data_parallel(node, primitive)
     if node.kind == kind:
         return func
-    return replace_path(func, path, node.replace(kind=kind))
+    return replace_path(func, path, loop_with(node, kind, node.annotations))
 
 
 def parallel(func: PrimFunc, loop: E.Var) -> PrimFunc:
@@ -67,7 +67,7 @@ def annotate_loop(func: PrimFunc, loop: E.Var, key: str, value) -> PrimFunc:
     node: S.For = path[-1]
     anns = dict(node.annotations)
     anns[key] = value
-    return replace_path(func, path, node.replace(annotations=anns))
+    return replace_path(func, path, loop_with(node, node.kind, anns))
 
 
 def annotate_block(func: PrimFunc, block: str, key: str, value) -> PrimFunc:
@@ -76,7 +76,7 @@ def annotate_block(func: PrimFunc, block: str, key: str, value) -> PrimFunc:
     realize: S.BlockRealize = path[-1]
     anns = dict(realize.block.annotations)
     anns[key] = value
-    return replace_path(func, path, realize.replace(block=realize.block.replace(annotations=anns)))
+    return replace_path(func, path, realize.replace(block=block_with_annotations(realize.block, anns)))
 
 
 def unannotate_loop(func: PrimFunc, loop: E.Var, key: str) -> PrimFunc:
@@ -86,7 +86,7 @@ def unannotate_loop(func: PrimFunc, loop: E.Var, key: str) -> PrimFunc:
     if key not in node.annotations:
         return func
     anns = {k: v for k, v in node.annotations.items() if k != key}
-    return replace_path(func, path, node.replace(annotations=anns))
+    return replace_path(func, path, loop_with(node, node.kind, anns))
 
 
 def unannotate_block(func: PrimFunc, block: str, key: str) -> PrimFunc:
@@ -95,4 +95,4 @@ def unannotate_block(func: PrimFunc, block: str, key: str) -> PrimFunc:
     if key not in realize.block.annotations:
         return func
     anns = {k: v for k, v in realize.block.annotations.items() if k != key}
-    return replace_path(func, path, realize.replace(block=realize.block.replace(annotations=anns)))
+    return replace_path(func, path, realize.replace(block=block_with_annotations(realize.block, anns)))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import add_int, mul_int, simplify, sub_int
+from ...ir.arith import add_int, simplify, sub_int
 from ...ir.buffer import SCOPES, Buffer
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute

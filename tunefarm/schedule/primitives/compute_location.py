@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import (add_int, affine_coefficients, const_bound, mul_int, simplified_bound, simplified_int,
-                         simplify, sub_int)
+from ...ir.arith import (add_int, affine_coefficients, const_bound, simplified_bound, simplified_int, simplify,
+                         sub_int)
 from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, collect_vars, substitute
 from ..error import ScheduleError
-from ..tree import all_loops_above, enclosing_block, iter_paths, loop_bounds, loops_above, replace_path, replace_path_tracked
+from ..tree import all_loops_above, enclosing_block, func_index, loop_bounds, loops_above, replace_path_tracked
 from . import dataflow as D
 
 _INLINE = "compute_inline"
@@ -96,10 +96,9 @@ def _plan_inline(func: PrimFunc, block: str) -> _InlinePlan:
     scope = enclosing_block(path)
     info = D.ScopeInfo(func, scope)
     me = info.site(realize)
-    for p in iter_paths(func.body):
-        n = p[-1]
-        if isinstance(n, S.BlockRealize) and not any(n is q for q in path):  # not the block nor a wrapper
-            if buf in D.BlockSite(p, 0).writes:
+    for n in func_index(func).realizes:  # every block, in pre-order
+        if not any(n is q for q in path):  # not the block nor a wrapper
+            if buf in D.accessed_buffers(n.block)[1]:
                 raise ScheduleError(prim, f"buffer {buf.name!r} is also written by block {n.block.name!r}")
     for c in info.readers(buf, exclude=me):
         if c.order < me.order:
@@ -224,7 +223,8 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     if set(cvars) - set(first):
         raise ScheduleError(prim, f"block {block!r} has iteration variables that do not index {buf.name!r}, so "
                                   "its iterations are not one-to-one with the producer's")
-    pdoms = {iv.var: (iv.dom.min, simplify(sub_int(add_int(iv.dom.min, iv.dom.extent), 1))) for iv in prod.block.iter_vars}
+    pdoms = {iv.var: (iv.dom.min, simplify(sub_int(add_int(iv.dom.min, iv.dom.extent), 1)))
+             for iv in prod.block.iter_vars}
     civ = {iv.var: iv for iv in cblk.iter_vars}
     for d, (u, h) in enumerate(zip(first, pstore.indices)):
         dom = civ[u].dom

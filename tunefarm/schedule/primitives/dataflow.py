@@ -21,11 +21,11 @@ from ...ir.arith import add_int, const_bound, mul_int, simplified_bound, simplif
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
-from ...ir.memo import NodeCache
 from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
+from ...ir.memo import NodeCache
 from ...ir.regions import infer_block_regions
 from ..error import ScheduleError
-from ..tree import _children, enclosing_block, func_index, iter_paths, map_path, path_of, replace_path
+from ..tree import _children, func_index, iter_paths, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -381,10 +381,13 @@ class ScopeInfo:
         idx = func_index(func)
         self.order: dict = idx.order
         self.sites: list[BlockSite] = []
+        parent = idx.parent
         for realize in idx.realizes:
-            path = idx.path(realize)
-            if enclosing_block(path) is scope:
-                self.sites.append(BlockSite(path, self.order[realize]))
+            up = parent.get(realize)  # the nearest block above (``enclosing_block`` of its path)
+            while up is not None and not isinstance(up, S.Block):
+                up = parent.get(up)
+            if up is scope:
+                self.sites.append(BlockSite(idx.path(realize), self.order[realize]))
 
     def site(self, realize: S.BlockRealize) -> BlockSite:
         for s in self.sites:
@@ -555,6 +558,9 @@ def binding_kinds(realize: S.BlockRealize) -> dict:
     """``Var -> {"S", "R"}``: the kinds of iteration variables each outer variable is bound into."""
     kinds: dict = {}
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        if type(value) is E.Var:
+            kinds.setdefault(value, set()).add(iv.iter_type)
+            continue
         for v in expr_vars(value):
             kinds.setdefault(v, set()).add(iv.iter_type)
     return kinds

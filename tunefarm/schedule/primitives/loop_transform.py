@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import add_int, mul_int, simplify, sub_int
+from ...ir.arith import add_int, mul_int, simplify
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
 from ..error import ScheduleError
-from ..tree import all_loops_above, find_loop, for_with, iter_paths, loop_bounds, realize_with, replace_path
+from ..tree import all_loops_above, find_loop, for_with, func_index, loop_bounds, realize_with, replace_path
 from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block, uses_any
 
 
@@ -110,18 +110,23 @@ _ABSENT = object()
 
 
 def find_loops(func: PrimFunc, loops, primitive: str) -> dict:
-    """``Var -> path`` for several loops in one walk (a missing loop is reported as ``find_loop`` does)."""
-    wanted = set(loops)
-    paths = {}
-    for path in iter_paths(func.body):
-        node = path[-1]
-        if isinstance(node, S.For) and node.loop_var in wanted:
-            paths[node.loop_var] = path
-            if len(paths) == len(wanted):
-                return paths
+    """``Var -> path`` for several loops (a missing loop is reported as ``find_loop`` does). Loops on the
+    path of one found before take a prefix of it instead of another walk up the tree."""
+    idx = func_index(func)
+    paths: dict = {}
+    longest: list = []
+    position: dict = {}  # node -> index on ``longest``
     for v in loops:
-        if v not in paths:
-            find_loop(func, v, primitive)  # raises the standard "no longer exists" error
+        node = idx.loops.get(v)
+        k = position.get(node) if node is not None else None
+        if k is not None:
+            paths[v] = longest[: k + 1]
+            continue
+        path = find_loop(func, v, primitive)
+        paths[v] = path
+        if len(path) > len(longest):
+            longest = path
+            position = {n: i for i, n in enumerate(path)}
     return paths
 
 
@@ -339,5 +344,5 @@ def reorder(func: PrimFunc, loops) -> PrimFunc:
         order[pos] = by_var[v]
     body = chain[-1].body
     for n in reversed(order):
-        body = n.replace(body=body)
+        body = for_with(n, n.min, n.extent, body) if type(n) is S.For else n.replace(body=body)
     return replace_path(func, bottom[: start + 1], body)

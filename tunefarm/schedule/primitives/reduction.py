@@ -8,13 +8,15 @@ original block keeps its name (TVM renames it ``<block>_update``) so that refere
 ``rfactor(loop, factor_axis)`` splits a sum/product/min/max reduction along ``loop``: a new block
 ``<block>_rf`` computes partial results into ``<C>_rf`` (``C``'s shape with ``loop``'s extent inserted at
 ``factor_axis``) where ``loop`` is a *spatial* axis, and the original block, now after that loop nest and
-under copies of the spatial loops and of ``loop``, reduces the partial results into ``C``.
+under copies of the spatial loops and of ``loop``, reduces the partial results into ``C``. A ``loop`` that the
+block's predicate depends on (a non-divisible split) is refused: partial results whose iterations are all
+predicated off would never be initialized.
 """
 from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
-from ...ir.arith import add_int, mul_int, simplified_int, simplify, sub_int
+from ...ir.arith import simplified_int, simplify, sub_int
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
@@ -220,6 +222,11 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
                 (other.reads | other.writes) & me.writes:
             raise ScheduleError(prim, f"block {other.name!r} accesses {sorted(b.name for b in me.writes)} inside "
                                       f"the loop nest of {blk.name!r}")
+    if uses_var(realize.predicate, {loop}):
+        # e.g. a non-divisible split of the reduction: for the values of ``loop`` the predicate rules out
+        # entirely, the init of ``<block>_rf`` never runs and the write-back would add uninitialized memory
+        raise ScheduleError(prim, f"the predicate of block {blk.name!r} depends on loop {loop.name!r} (a "
+                                  "non-divisible split?); some partial results would never be initialized")
     rf_name = D.fresh_name(func, f"{blk.name}_rf")
     rf_buf = Buffer(D.fresh_name(func, f"{out.name}_rf"),
                     out.shape[:axis] + (L.extent,) + out.shape[axis:], out.dtype, out.scope)
