@@ -11,7 +11,7 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ..error import ScheduleError
-from ..tree import block_with_annotations, find_block, find_loop, loop_with, replace_path
+from ..tree import block_with_annotations, find_block, find_loop, loop_with, realize_with, replace_path
 from .query import binding_kinds, blocks_under, is_reduction_block
 
 ANNOTATION_TYPES = (bool, int, float, str)
@@ -76,7 +76,7 @@ def annotate_block(func: PrimFunc, block: str, key: str, value) -> PrimFunc:
     realize: S.BlockRealize = path[-1]
     anns = dict(realize.block.annotations)
     anns[key] = value
-    return replace_path(func, path, realize.replace(block=block_with_annotations(realize.block, anns)))
+    return replace_path(func, path, _with_block(realize, block_with_annotations(realize.block, anns)))
 
 
 def unannotate_loop(func: PrimFunc, loop: E.Var, key: str) -> PrimFunc:
@@ -89,10 +89,16 @@ def unannotate_loop(func: PrimFunc, loop: E.Var, key: str) -> PrimFunc:
     return replace_path(func, path, loop_with(node, node.kind, anns))
 
 
+def _with_block(realize: S.BlockRealize, block: S.Block) -> S.BlockRealize:
+    if type(realize) is S.BlockRealize:
+        return realize_with(realize, realize.iter_values, realize.predicate, block)
+    return realize.replace(block=block)
+
+
 def unannotate_block(func: PrimFunc, block: str, key: str) -> PrimFunc:
     path = find_block(func, block, "unannotate")
     realize: S.BlockRealize = path[-1]
     if key not in realize.block.annotations:
         return func
     anns = {k: v for k, v in realize.block.annotations.items() if k != key}
-    return replace_path(func, path, realize.replace(block=block_with_annotations(realize.block, anns)))
+    return replace_path(func, path, _with_block(realize, block_with_annotations(realize.block, anns)))
