@@ -4,6 +4,11 @@ Schedule primitives are pure functions ``PrimFunc -> PrimFunc``. They locate wha
 (the list of nodes from ``func.body`` down to the target), build the replacement, and rebuild only the
 ancestors on that path; everything else is shared with the old function. Blocks are addressed by their
 unique name, loops by their loop variable (a loop keeps its ``Var`` across rewrites of its body).
+
+Lookups go through a ``FuncIndex`` (a parent map of the whole body) cached per function body: IR nodes are
+immutable, so one walk serves every lookup on that function, and ``replace_path`` derives the index of the
+function it builds when the edit keeps the tree's shape. Paths assume a tree (no statement object occurs
+twice in one body), which every front end and primitive produces.
 """
 from __future__ import annotations
 
