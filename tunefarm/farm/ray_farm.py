@@ -83,7 +83,7 @@ class RayFarm(Farm):
     """
 
     def __init__(self, address: str | None = None, num_workers: int | None = None, target=None, *,
-                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 1,
+                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 2,
                  requeue_limit: int = 1, measurer: str = "tunefarm", lock_path: str | None = None,
                  pause_limit_s: float = 300.0, progress_timeout_s: float = 10.0, start_timeout_s: float = 180.0,
                  resource_wait_s: float = 15.0,
