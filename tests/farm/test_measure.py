@@ -107,3 +107,26 @@ def test_a_symbolic_workload_is_refused_with_a_clear_message(measurer):
     r = measurer.measure(candidate(te.create_prim_func([A, B])))
     assert r.status is MeasureStatus.BUILD_ERROR
     assert "symbolic shape" in r.error and "parameter A" in r.error
+
+
+def test_constant_weights_are_measured_in_the_packed_layout_the_model_uses(measurer):
+    """A workload marking B layout-free (a bound weight) is timed with B stored as its kernel reads it."""
+    from tunefarm.farm.measure import rewrite_layout_free
+    from tunefarm.ir.function import PrimFunc
+    from tunefarm.schedule import Trace
+
+    plain = matmul_func(32)
+    f = PrimFunc(plain.params, plain.body, {**plain.attrs, "layout_free_buffers": [1]}, plain.name)
+    trace = tiled_trace(f)
+    scheduled = Trace.from_json(trace).replay(f).mod["main"]
+    rewritten, packers = rewrite_layout_free(scheduled)
+    assert [i for i, _ in packers] == [1]
+    assert rewritten.params[1].const_shape() != plain.params[1].const_shape()  # B is stored tile by tile
+    b = np.arange(32 * 32, dtype="float32").reshape(32, 32)
+    packed = packers[0][1](b)
+    assert packed.size == b.size and not np.array_equal(packed.reshape(32, 32), b)
+
+    r = measurer.measure(candidate(f, trace))  # checked against the unscheduled, plain-layout program
+    assert r.status is MeasureStatus.OK, r.error
+    # the same schedule without the attribute keeps the plain layout
+    assert rewrite_layout_free(Trace.from_json(tiled_trace(plain)).replay(plain).mod["main"])[1] == []

@@ -169,12 +169,18 @@ class Measurer:
         except Exception as e:  # noqa: BLE001 - a malformed trace is this candidate's build failure
             return fail(MeasureStatus.BUILD_ERROR, _error_text("trace replay: ", e))
         try:
+            scheduled, packers = rewrite_layout_free(scheduled)
+        except Exception as e:  # noqa: BLE001
+            return fail(MeasureStatus.BUILD_ERROR, _error_text("layout rewrite: ", e))
+        try:
             mod = self._build(scheduled, target)
         except Exception as e:  # noqa: BLE001
             return fail(MeasureStatus.BUILD_ERROR, _error_text("build: ", e))
         build_secs = time.perf_counter() - t0
 
         arrays = [a.copy() for a in w.arrays]
+        for i, pack in packers:
+            arrays[i] = pack(arrays[i])
         if cand.check:
             try:
                 mod["main"](*arrays)
@@ -207,6 +213,27 @@ class Measurer:
         if not run_secs:
             return fail(MeasureStatus.RUN_ERROR, "timing: the time evaluator returned no results", build_secs)
         return MeasureResult(MeasureStatus.OK, run_secs, build_secs, None, host)
+
+
+def rewrite_layout_free(func) -> tuple[object, list]:
+    """Store the workload's constant weights (``layout_free_buffers``) the way the compiled model will.
+
+    ``tunefarm.compile`` packs a bound weight in the order its scheduled kernel reads it (TVM's
+    RewriteLayout); a kernel tuned with the plain layout would be timed on a different memory walk than the one
+    it runs in the model. Returns the rewritten function and ``(param index, pack)`` pairs for the inputs.
+    """
+    indices = func.attrs.get("layout_free_buffers") or ()
+    if not indices:
+        return func, []
+    from tunefarm.graph.layout import rewrite_layout
+
+    packers = []
+    for i in sorted({int(i) for i in indices}):
+        r = rewrite_layout(func, i)
+        if r is not None:
+            func, pack = r
+            packers.append((i, pack))
+    return func, packers
 
 
 def internal_error_result(exc: BaseException, host: str = "") -> MeasureResult:
