@@ -190,6 +190,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _graph_command("run_command", args)
 
 
+# -- bench -------------------------------------------------------------------------------------------------
+def add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="re-time the best stored kernels here, against their unscheduled programs",
+                       description="Rebuild each workload's best trace for a target this CPU runs, check it "
+                                   "against the unscheduled program and time both in alternating rounds "
+                                   "(medians). The database is only read.")
+    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--workload", help="workload key or name (default: all workloads)")
+    p.add_argument("--target", help="only this target string (default: every target this CPU can run)")
+    p.add_argument("--rounds", type=int, default=7, help="timings per measurement (median; default 7)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from tunefarm.database import Database
+    from tunefarm.search.bench_best import bench_best
+
+    if args.rounds < 1:
+        raise CommandError("--rounds must be at least 1")
+    with Database(args.db, create=False) as db:
+        rows = [_nan_to_none(r) for r in bench_best(db, args.workload, args.target, rounds=args.rounds)]
+    if not rows:
+        print("tunefarm bench: no successful record on a target this CPU can run", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(format_table(rows, ["workload", "target", "tuned_us", "untuned_us", "speedup", "gflops",
+                                  "stored_us", "trials", "check"], shorten={"workload": 40, "check": 60}))
+    return 0 if all(r["check"] == "ok" for r in rows) else 1
+
+
 def add_tune(sub: argparse._SubParsersAction) -> None:
     from tunefarm.search.cli_tune import add_tune_parser
 
@@ -197,7 +230,7 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
 
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_tune, add_tune_model, add_best, add_report,
-                                                                 add_compile, add_run]
+                                                                 add_compile, add_run, add_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

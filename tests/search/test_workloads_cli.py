@@ -126,3 +126,24 @@ def test_cli_tune_then_refuse_without_resume_then_resume(tmp_path, capsys):
     args = _parser().parse_args(["tune", "no-such-workload", "--db", db, "--farm", "local"])
     assert args.func(args) == 2
     assert "unknown workload" in capsys.readouterr().err
+
+
+def test_cli_bench_retimes_the_best_kernel_against_the_unscheduled_program(tmp_path, capsys):
+    import json as _json
+
+    from tunefarm.cli import main
+
+    db = str(tmp_path / "bench.sqlite")
+    assert main(["tune", "matmul-32", "--space", "search_spaces/matmul.py:stochastic_schedule_mm", "--db", db,
+                 "--farm", "local", "--workers", "1", "--target", "llvm -num-cores=1", "--seed", "1",
+                 "--trials", "3"]) == 0
+    capsys.readouterr()
+    assert main(["bench", "--db", db, "--rounds", "3", "--format", "json"]) == 0
+    (row,) = _json.loads(capsys.readouterr().out)
+    assert row["workload"] == "matmul-32" and row["check"] == "ok" and row["trials"] == 3
+    assert row["tuned_us"] > 0 and row["untuned_us"] > 0
+    assert abs(row["speedup"] - row["untuned_us"] / row["tuned_us"]) < 1e-9
+    assert row["gflops"] == 2 * 32 ** 3 / (row["tuned_us"] * 1e3)
+    assert main(["bench", "--db", db, "--rounds", "3"]) == 0
+    assert "speedup" in capsys.readouterr().out
+    assert main(["bench", "--db", db, "--workload", "matmul-32", "--target", "llvm -mcpu=no-such-cpu"]) == 1
