@@ -51,12 +51,18 @@ def test_init_becomes_guarded_statement_and_vars_are_int64():
 def test_flattened_indices_are_simplified_affine():
     f, _ = matmul_tiled(16, 32, 8, 4, 16)
     lf = lower(f)
-    # the local accumulator is indexed with constants + the vector lane only (unrolled rows folded)
+    # the local accumulator is indexed with the unrolled row and the vector lane only (no tile offsets)
     local_stores = [s for s in nodes(lf.body, BufferStore) if s.buffer.name == "C_local"]
-    assert len(local_stores) == 2 * 4  # init and update, 4 unrolled rows each
-    for s in local_stores:
-        (idx,) = s.indices
-        txt = repr(idx)
+    assert len(local_stores) == 2  # init and update; their 4 rows stay ``unrolled`` loops for LLVM
+    assert sorted(repr(s.indices[0]) for s in local_stores) == ["ii * 16 + ji", "ii0 * 16 + ji0"]
+    rows = [fl for fl in nodes(lf.body, For) if fl.kind == "unrolled"]
+    assert sorted(fl.loop_var.name for fl in rows) == ["ax0", "ii", "ii0"]
+    assert all(fl.const_extent() == 4 for fl in rows)
+    # copied in the IR (the old pipeline), the rows fold to constant offsets
+    copied = [s for s in nodes(lower(f, unroll_in_ir=True).body, BufferStore) if s.buffer.name == "C_local"]
+    assert len(copied) == 2 * 4
+    for s in copied:
+        txt = repr(s.indices[0])
         assert txt in ("ji0", "ji") or txt.endswith(("+ 16", "+ 32", "+ 48")), txt
         assert "//" not in txt and "%" not in txt and "io" not in txt and "jo" not in txt, txt
 
@@ -83,13 +89,17 @@ def test_plan_allocations_uses_lowest_common_ancestor_and_drops_unused():
     assert len(nodes(out, S.Allocate)) == 1
 
 
-def test_unrolled_loops_expand_with_constant_indices():
+def test_unrolled_loops_stay_loops_for_llvm_or_expand_with_constant_indices():
     A = Buffer("A", (4, 8))
     i, j = Var("i", "int64"), Var("j", "int64")
     body = For(i, 0, 4, "unrolled", For(j, 0, 8, "serial", BufferStore(A, const(1.0), (i, j))))
-    out = unroll_loops(body)
+    kept = unroll_loops(body)
+    assert isinstance(kept, For) and kept.kind == "unrolled" and kept.loop_var is i
+    out = unroll_loops(body, in_ir=True)
     assert isinstance(out, S.SeqStmt) and len(out.seq) == 4
     assert [repr(x.body.indices[0]) for x in out.seq] == ["T.int64(0)", "T.int64(1)", "T.int64(2)", "T.int64(3)"]
+    n = Var("n", "int64")  # an ``unrolled`` loop without a constant range runs serially
+    assert unroll_loops(For(i, 0, n, "unrolled", BufferStore(A, const(1.0), (i, 0)))).kind == "serial"
 
 
 def test_auto_unroll_max_step_follows_tvm_rule():
@@ -99,11 +109,17 @@ def test_auto_unroll_max_step_follows_tvm_rule():
     nest = For(i, 0, 4, "serial", inner, {AUTO_UNROLL_KEY: 8})
     out = unroll_loops(nest)
     # the inner loop (4 steps) unrolls; the outer one would be 16 > 8 steps and stays a loop
-    assert isinstance(out, For) and out.loop_var is i
-    assert isinstance(out.body, S.SeqStmt) and len(out.body.seq) == 4
+    assert isinstance(out, For) and out.loop_var is i and out.kind == "serial"
+    assert isinstance(out.body, For) and out.body.loop_var is j and out.body.kind == "unrolled"
+    copied = unroll_loops(nest, in_ir=True)
+    assert isinstance(copied, For) and isinstance(copied.body, S.SeqStmt) and len(copied.body.seq) == 4
     everything = auto_unroll(nest, 16)
-    assert isinstance(everything, S.SeqStmt) and len(everything.seq) == 16
-    assert not nodes(everything, For)
+    assert [fl.kind for fl in nodes(everything, For)] == ["unrolled", "unrolled"]
+    copied_all = unroll_loops(everything, in_ir=True)
+    assert isinstance(copied_all, S.SeqStmt) and len(copied_all.seq) == 16 and not nodes(copied_all, For)
+    # a loop around a loop that stays rolled is never unrolled, whatever the step limit
+    rolled = For(i, 0, 2, "serial", For(j, 0, 4, "parallel", BufferStore(A, const(1.0), (i, j))))
+    assert [fl.kind for fl in nodes(auto_unroll(rolled, 512), For)] == ["serial", "parallel"]
 
 
 def test_auto_unroll_annotation_on_block_and_bad_value_ignored():
@@ -114,10 +130,11 @@ def test_auto_unroll_annotation_on_block_and_bad_value_ignored():
     root = wrap_root(body)
     blk = root.block.replace(annotations={AUTO_UNROLL_KEY: 64})
     f = PrimFunc([A, B], root.replace(block=blk), name="scale")
-    assert not nodes(lower(f).body, For)
+    assert [fl.kind for fl in nodes(lower(f).body, For)] == ["unrolled", "unrolled"]
+    assert not nodes(lower(f, unroll_in_ir=True).body, For)
     blk_bad = root.block.replace(annotations={AUTO_UNROLL_KEY: "SSRSRS"})
     f_bad = PrimFunc([A, B], root.replace(block=blk_bad), name="scale")
-    assert len(nodes(lower(f_bad).body, For)) == 2
+    assert [fl.kind for fl in nodes(lower(f_bad).body, For)] == ["serial", "serial"]
     a = np.arange(16, dtype="float32").reshape(4, 4)
     for func in (f, f_bad):
         b = np.zeros_like(a)

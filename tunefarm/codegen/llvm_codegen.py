@@ -18,6 +18,9 @@ Allocations: every ``Allocate`` is materialized once per LLVM function at its en
 block are what SROA promotes to registers): constant sizes up to ``STACK_LIMIT_BYTES`` are 64-byte-aligned
 allocas, anything larger or symbolic is ``aligned_alloc(64, ...)`` freed at function exit (or around its
 statement when the size depends on a loop variable).
+
+Loops: ``counted_loop`` emits header-tested loops; a loop of kind ``unrolled`` (``unroll.py``) carries
+``llvm.loop.unroll.full`` on its back edge (``loop_metadata.py``), and LLVM unrolls it (``llvm_compile.py``).
 """
 from __future__ import annotations
 
@@ -33,9 +36,11 @@ from ..ir.functor import collect_buffer_accesses, collect_vars
 from ..target import Target
 from .llvm_exprs import ExprEmitter
 from .llvm_types import I32, I64, PTR, VOID, alloca, declare, size_of, storage_type
+from .loop_metadata import mark_back_edge, unroll_full_loop_id
 from .lower import LoweredFunc
 from .lower_blocks import LoweringError
 from .parallel import emit_parallel
+from .unroll import is_unrolled
 from .vectorize import emit_vectorized
 
 STACK_LIMIT_BYTES = 64 * 1024
@@ -190,6 +195,7 @@ class FunctionEmitter(ExprEmitter):
         self.bounds: dict = {}
         self.entry_vars: set = set()  # variables whose values exist at function entry
         self.vc = None
+        self.unrolled_vars: list = []  # see ExprEmitter.index_value
         self._frees: list = []
 
     # ------------------------------------------------------------------ structure
@@ -247,17 +253,17 @@ class FunctionEmitter(ExprEmitter):
         align = size_of(buf.dtype)
         vc = self.vc
         if vc is None:
-            b.store(self.to_storage(buf, value), self.element_ptr(buf, self.typed(index, "int64")), align=align)
+            b.store(self.to_storage(buf, value), self.element_ptr(buf, self.index_value(index)), align=align)
             return
         lanes = vc.lanes
         value = self.broadcast(value, lanes)
         layout = None if self.is_invariant(index) else self.lane_layout(index)
         if layout is not None and layout[0] == 1:
-            start = self.iadd(self.typed(layout[1], "int64"), vc.base)
+            start = self.iadd(self.index_value(layout[1]), vc.base)
             b.store(self.to_storage(buf, value), self.element_ptr(buf, start), align=align)
             return
         # scatter in lane order (legality was checked by vectorize.py)
-        idx = self.broadcast(self.typed(index, "int64"), lanes)
+        idx = self.broadcast(self.index_value(index), lanes)
         stored = self.to_storage(buf, value)
         for i in range(lanes):
             lane = ir.Constant(I32, i)
@@ -273,7 +279,8 @@ class FunctionEmitter(ExprEmitter):
                 return
         begin = self.typed(s.min, "int64")
         end = self.iadd(begin, self.typed(s.extent, "int64"))
-        self.counted_loop(s.loop_var, begin, end, lambda: self.stmt(s.body), self.loop_bound(s))
+        self.counted_loop(s.loop_var, begin, end, lambda: self.stmt(s.body), self.loop_bound(s),
+                          unroll_full=is_unrolled(s))
 
     def loop_bound(self, s: S.For):
         lo = s.min.value if isinstance(s.min, E.IntImm) else None
@@ -290,8 +297,10 @@ class FunctionEmitter(ExprEmitter):
     def bound_of(self, e):
         return const_bound(e, self.bounds)
 
-    def counted_loop(self, var, begin: ir.Value, end: ir.Value, emit_body, bound=None) -> None:
-        """``for var in [begin, end)``: a header-tested loop with a 64-bit induction variable."""
+    def counted_loop(self, var, begin: ir.Value, end: ir.Value, emit_body, bound=None,
+                     unroll_full: bool = False) -> None:
+        """``for var in [begin, end)``: a header-tested loop with a 64-bit induction variable; with
+        ``unroll_full`` (constant bounds only) its back edge asks LLVM to unroll it completely."""
         b = self.builder
         pre = b.block
         header = b.append_basic_block("for.head")
@@ -307,17 +316,25 @@ class FunctionEmitter(ExprEmitter):
         self.env[var] = i
         if bound is not None:
             self.bounds[var] = bound
-        emit_body()
+        if unroll_full:
+            self.unrolled_vars.append(var)
+        try:
+            emit_body()
+        finally:
+            if unroll_full:
+                self.unrolled_vars.pop()
         nxt = self.builder.add(i, ir.Constant(I64, 1), flags=("nsw",))
         i.add_incoming(nxt, self.builder.block)
-        self.builder.branch(header)
+        back_edge = self.builder.branch(header)
+        if unroll_full:
+            mark_back_edge(back_edge, unroll_full_loop_id(self.module))
         self.builder.position_at_end(done)
         _restore(self.env, var, old_env)
         _restore(self.bounds, var, old_bound)
 
     def _s_Allocate(self, s: S.Allocate):
         buf = s.buffer
-        if buf in self.buffers:  # the same allocation reached again (a copy made by unrolling)
+        if buf in self.buffers:  # the same allocation reached again (a copy made by unrolling in the IR)
             self.stmt(s.body)
             return
         (size_expr,) = buf.shape

@@ -9,6 +9,15 @@ Choices measured on this project's machine (AMD EPYC, Zen 3):
 - a fresh PassBuilder per module (reusing one slows every later run down, running one pass manager twice
   aborts). Each optimizer run leaks about 90 KB inside LLVM, so a process that compiles many modules (a
   tuning worker) should be recycled every ~1000 modules (see ``tunefarm.runtime.jit``).
+
+Loops the schedule unrolls reach LLVM as loops carrying ``llvm.loop.unroll.full`` (``unroll.py``). They are
+unrolled by a LoopUnrollPass run *before* the O2 pipeline, so that O2 sees the same straight-line code it
+used to get from unrolling in the IR: letting O2's own full-unroll pass do it (it runs after LICM, EarlyCSE
+and the first loop passes) measured up to 2.3x slower kernels (accumulators left in memory, loads no longer
+shared between unrolled copies). That pass has heuristics of its own (partial, runtime and small-loop full
+unrolling, peeling); ``_init`` switches them off with LLVM options, which are process-wide: only loops with
+unroll metadata are unrolled, whatever their size. O2 is unaffected by those options: with
+``LOOP_UNROLLING`` off its unroll passes only act on loops with metadata, and none is left by then.
 """
 from __future__ import annotations
 
@@ -18,22 +27,34 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from ..target import Target
+from .loop_metadata import UNROLL_FULL
 
 OPT_LEVEL = 2
-# LLVM's own (runtime/partial) loop unroller is off: unrolling is what the schedule asks for (``unroll.py``);
+# LLVM's heuristic loop unrolling is off in O2: unrolling is what the schedule asks for (``unroll.py``);
 # LLVM's heuristic unrolling of already-vectorized tiled loops measured no faster here and cost ~2-4 ms of
-# compile time per module (full unrolling of constant-trip loops and the vectorizer's interleaving stay on).
+# compile time per module (O2's unroll passes then act only on loops with unroll metadata; the vectorizer's
+# interleaving stays on).
 LOOP_UNROLLING = False
+# The forced-unrolling pass unrolls exactly the loops with ``llvm.loop.unroll.full``: no heuristic full
+# (``full-max-count``), partial, runtime or upper-bound unrolling and no peeling of other loops, and no size
+# limit on the marked ones (unrolling is the schedule's decision). (``-unroll-threshold=0`` would be simpler,
+# but together with partial unrolling off it makes LoopUnrollPass skip every loop, forced ones included.)
+UNROLL_PASS_OPTIONS = ("-unroll-full-max-count=0", "-unroll-allow-partial=0", "-unroll-runtime=0",
+                       "-unroll-allow-peeling=0", "-unroll-max-upperbound=0", "-pragma-unroll-threshold=1000000000")
 _local = threading.local()  # TargetMachines are not shared between threads
+_init_lock = threading.Lock()
 _initialized = False
 
 
 def _init() -> None:
     global _initialized
-    if not _initialized:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialized = True
+    with _init_lock:
+        if not _initialized:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            for option in UNROLL_PASS_OPTIONS:
+                llvm.set_option("tunefarm", option)
+            _initialized = True
 
 
 def target_machine(target: Target, jit: bool = True) -> llvm.TargetMachine:
@@ -71,11 +92,24 @@ def optimize(ir_text: str, target: Target) -> llvm.ModuleRef:
     mod.triple = llvm.get_process_triple()
     mod.data_layout = str(tm.target_data)
     mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
-    pto.loop_unrolling = LOOP_UNROLLING
-    pb = llvm.create_pass_builder(tm, pto)  # fresh per module, see the module docstring
+    if UNROLL_FULL in ir_text:
+        _unroll_marked_loops(mod, tm)
+    pb = _pass_builder(tm)  # fresh per module, see the module docstring
     pb.getModulePassManager().run(mod, pb)
     return mod
+
+
+def _pass_builder(tm: llvm.TargetMachine) -> llvm.PassBuilder:
+    pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+    pto.loop_unrolling = LOOP_UNROLLING
+    return llvm.create_pass_builder(tm, pto)
+
+
+def _unroll_marked_loops(mod: llvm.ModuleRef, tm: llvm.TargetMachine) -> None:
+    """Fully unroll the loops carrying ``llvm.loop.unroll.full`` (inner loops first), before O2."""
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_loop_unroll_pass()
+    mpm.run(mod, _pass_builder(tm))
 
 
 def compile_ir(ir_text: str, target: Target, keep_ll: bool = True) -> ObjectCode:

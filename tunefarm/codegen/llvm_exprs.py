@@ -8,6 +8,10 @@ everything else stays scalar and is broadcast only where it meets a vector. ``a 
 Integer ``//`` and ``%`` use unsigned division when the dividend is provably non-negative under the loop
 bounds (shifts for powers of two) and the exact floor formula otherwise; a divisor that is not a constant is
 guarded so that division by zero gives 0 (numpy's answer) instead of a SIGFPE that would kill the process.
+
+Buffer indices inside loops LLVM will unroll (``unrolled_vars``) are emitted as ``rest + coef * var`` with
+those variables' terms last: once unrolled they become one constant offset from an address shared by all
+the copies (as indices simplified after unrolling in the IR were), not a different base address per copy.
 """
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ class ExprEmitter:
     buffers: dict
     bounds: dict
     vc: VectorContext | None
+    unrolled_vars: "list | tuple" = ()  # variables of the enclosing loops LLVM unrolls, outermost first
 
     # ------------------------------------------------------------------ helpers
     def lanes_of(self, v: ir.Value) -> int:
@@ -358,6 +363,21 @@ class ExprEmitter:
             return self.builder.zext(v, vec(storage_type("bool"), self.lanes_of(v)))
         return v
 
+    def index_value(self, e) -> ir.Value:
+        """An int64 buffer index, with the terms of ``unrolled_vars`` added last (see the module docstring)."""
+        inside = [v for v in self.unrolled_vars if uses_var(e, {v})]
+        got = affine_coefficients(e, inside, self.bounds) if inside else None
+        if got is None:
+            return self.typed(e, "int64")
+        coefs, rest = got
+        value = self.typed(rest, "int64")
+        for v in inside:
+            c = coefs.get(v, 0)
+            if c:
+                value, term = self.match(value, self.imul(self.env[v], ir.Constant(I64, c)))
+                value = self.iadd(value, term)
+        return value
+
     def lane_layout(self, index_expr):
         """``(stride, rest)`` when ``index = stride * lane_var + rest``; None when not affine in the lane."""
         vc = self.vc
@@ -371,19 +391,19 @@ class ExprEmitter:
         buf = e.buffer
         (index,) = e.indices
         if self.vc is None or self.is_invariant(index):
-            return self.load_scalar(buf, self.typed(index, "int64"))
+            return self.load_scalar(buf, self.index_value(index))
         vc = self.vc
         b = self.builder
         layout = self.lane_layout(index)
         if layout is not None and layout[0] == 1:
-            start = self.iadd(self.typed(layout[1], "int64"), vc.base)
+            start = self.iadd(self.index_value(layout[1]), vc.base)
             st = storage_type(buf.dtype)
             v = b.load(self.element_ptr(buf, start), typ=ir.VectorType(st, vc.lanes), align=_elem_bytes(buf.dtype))
             if buf.dtype == "bool":
                 return b.icmp_unsigned("!=", v, ir.Constant(v.type, [0] * vc.lanes))
             return v
         # gather, scalarized: one load per lane (AVX2 gathers are no faster)
-        idx = self.broadcast(self.typed(index, "int64"), vc.lanes)
+        idx = self.broadcast(self.index_value(index), vc.lanes)
         out = ir.Constant(ir.VectorType(value_type(buf.dtype), vc.lanes), ir.Undefined)
         for i in range(vc.lanes):
             lane_idx = b.extract_element(idx, ir.Constant(I32, i))

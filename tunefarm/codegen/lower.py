@@ -5,9 +5,12 @@ Steps, in order (each its own module):
    the tile so they fit in registers);
 2. ``lower_blocks``: blocks to loops (bindings substituted, predicates to ``if``, init guarded);
 3. ``alloc_plan``: each intermediate allocated at the lowest common ancestor of its accesses;
-4. ``unroll``: ``unrolled`` loops and ``pragma_auto_unroll_max_step`` expanded;
+4. ``unroll``: the loops to unroll (``unrolled`` ones and ``pragma_auto_unroll_max_step``) decided; they stay
+   loops of kind ``unrolled`` that LLVM unrolls completely (a few that the vectorizer needs as constants are
+   copied here, see ``unroll.py``);
 5. ``flatten``: 1-D buffers, indices simplified under loop bounds, dead branches and unit loops removed.
-Loop kinds ``vectorized`` and ``parallel`` survive to code generation (``vectorize.py``, ``parallel.py``).
+Loop kinds ``vectorized``, ``parallel`` and ``unrolled`` survive to code generation (``vectorize.py``,
+``parallel.py``, ``loop_metadata.py``).
 """
 from __future__ import annotations
 
@@ -93,8 +96,9 @@ class _FreeVarCheck(IRVisitor):
                                 "variable, a block variable nor a symbolic dimension of a parameter")
 
 
-def lower(func: PrimFunc, name: str | None = None) -> LoweredFunc:
-    """Lower one PrimFunc (see the module docstring for the steps)."""
+def lower(func: PrimFunc, name: str | None = None, unroll_in_ir: bool = False) -> LoweredFunc:
+    """Lower one PrimFunc (see the module docstring for the steps). ``unroll_in_ir`` copies every unrolled
+    loop's body here instead of leaving it to LLVM (the old, slower pipeline; for comparisons)."""
     if not isinstance(func, PrimFunc):
         raise TypeError(f"lower() takes a PrimFunc, got {type(func).__name__}")
     name = name or func.attrs.get("global_symbol") or func.name
@@ -103,7 +107,7 @@ def lower(func: PrimFunc, name: str | None = None) -> LoweredFunc:
         func = compact(func)
     blocks = lower_blocks(func.body, func.symbolic_vars())
     body = plan_allocations(blocks.body, [b for b in blocks.allocations if b not in func.params])
-    body = unroll_loops(body)
+    body = unroll_loops(body, in_ir=unroll_in_ir)
     body, flat_params = flatten(body, func.params, blocks.sym_map)
     bindings = _shape_bindings(func, blocks.sym_map)
     _FreeVarCheck({b.var for b in bindings}, name).visit(body)

@@ -1,22 +1,38 @@
-"""Loop unrolling in the IR itself, before flattening.
+"""Which loops are unrolled (TVM's rules), and where the copying happens (mostly in LLVM).
 
-An ``unrolled`` loop with a constant extent becomes one copy of its body per iteration with the loop variable
-replaced by a constant; flattening then folds the indices to constants, which is what lets LLVM keep a
-``local`` accumulator tile in registers (SROA needs constant offsets). Unrolling is not left to LLVM's
-heuristics, which change between versions and between O2 and O3.
+Which: an ``unrolled`` loop with a constant range; and, under ``pragma_auto_unroll_max_step = N`` on a loop
+(``For.annotations``) or a block (``Block.annotations``), every serial constant-range loop whose inner loops
+are all unrolled (or vectorized) and whose ``extent * statements-per-iteration`` is at most ``N`` (TVM's
+UnrollLoop rule, applied bottom-up). Pragmas are hints: a value that is not a number is ignored. An
+``unrolled`` loop whose range is not constant runs as a serial loop.
 
-``pragma_auto_unroll_max_step = N`` on a loop (``For.annotations``) or a block (``Block.annotations``)
-unrolls, as TVM's UnrollLoop pass does, every serial constant-extent loop under it whose inner loops are all
-unrolled and whose ``extent * statements-per-iteration`` is at most ``N``. Pragmas are hints: a value that is
-not a number is ignored.
+Where: a loop to unroll leaves lowering as a loop of kind ``unrolled``; the code generator attaches
+``llvm.loop.unroll.full`` to its back edge (``loop_metadata.py``) and LLVM unrolls it before its O2 pipeline
+(``llvm_compile.py``), which then sees the constant indices that let SROA keep a ``local`` accumulator tile
+in registers. Copying the body here instead made every later Python pass (flatten, emission) and the IR text
+work on the unrolled size (lowering and emission up to ~1 s more per ``max_step = 512`` candidate).
+Explicit ``unrolled`` loops take the same path: measured on the hand-written matmul schedules and the graph's
+default schedules, the machine code is identical either way.
+
+Some loops are still copied here, with the loop variable replaced by constants, because how a vectorized
+loop is emitted is decided in Python from its (flattened, simplified) indices:
+- loops inside a ``vectorized`` loop: ``vectorize.py`` only emits vector code for straight-line bodies;
+- loops whose variable meets the lane of a vectorized loop inside them in an index that is not affine or in
+  a condition (a convolution's padding: ``data[..., min(max(x + rx - 1, 0), 27)]`` under
+  ``x + rx >= 1 and ...``): with ``rx`` a constant, simplification often turns the gather into a vector load
+  and drops the condition, which LLVM cannot do after unrolling;
+- everything, when ``unroll_loops(..., in_ir=True)`` is asked for (the old behaviour, kept for benchmarks
+  and comparisons).
 """
 from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.functor import substitute
+from ..ir.arith import affine_coefficients, simplify
+from ..ir.functor import IRVisitor, substitute, uses_var
 
 AUTO_UNROLL_KEY = "pragma_auto_unroll_max_step"
+UNROLLED = "unrolled"
 
 
 def max_step_of(annotations: dict) -> int | None:
@@ -29,6 +45,15 @@ def max_step_of(annotations: dict) -> int | None:
     return int(value)
 
 
+def _can_unroll(loop: S.For) -> bool:
+    return loop.const_extent() is not None and isinstance(loop.min, E.IntImm)
+
+
+def is_unrolled(loop: S.For) -> bool:
+    """Whether ``loop`` will be fully unrolled (by LLVM, or here): kind ``unrolled`` with a constant range."""
+    return loop.kind == UNROLLED and _can_unroll(loop)
+
+
 def _copies(loop: S.For) -> S.Stmt:
     n = loop.const_extent()
     lo = loop.min.value if isinstance(loop.min, E.IntImm) else None
@@ -37,10 +62,6 @@ def _copies(loop: S.For) -> S.Stmt:
     dtype = loop.loop_var.dtype
     return S.seq([substitute(loop.body, {loop.loop_var: E.const(lo + k, dtype)}) for k in range(n)]) \
         if n > 0 else S.SeqStmt(())
-
-
-def _can_unroll(loop: S.For) -> bool:
-    return loop.const_extent() is not None and isinstance(loop.min, E.IntImm)
 
 
 def step_count(s: S.Stmt | None) -> int:
@@ -63,13 +84,13 @@ def step_count(s: S.Stmt | None) -> int:
 
 
 def _has_rolled_loop(s: S.Stmt | None) -> bool:
-    """Whether a loop that is not vectorized remains under ``s``."""
+    """Whether a loop that is neither vectorized nor unrolled remains under ``s``."""
     if s is None:
         return False
     if isinstance(s, S.SeqStmt):
         return any(_has_rolled_loop(x) for x in s.seq)
     if isinstance(s, S.For):
-        return s.kind != "vectorized" or _has_rolled_loop(s.body)
+        return not (s.kind == "vectorized" or is_unrolled(s)) or _has_rolled_loop(s.body)
     if isinstance(s, S.IfThenElse):
         return _has_rolled_loop(s.then_case) or _has_rolled_loop(s.else_case)
     if isinstance(s, S.Allocate):
@@ -77,47 +98,129 @@ def _has_rolled_loop(s: S.Stmt | None) -> bool:
     return False
 
 
+def _map_children(s: S.Stmt, fn) -> S.Stmt:
+    """``s`` with ``fn`` applied to its direct child statements (loops are handled by the callers)."""
+    if isinstance(s, S.SeqStmt):
+        return S.seq([fn(x) for x in s.seq])
+    if isinstance(s, S.IfThenElse):
+        return s.replace(then_case=fn(s.then_case), else_case=fn(s.else_case) if s.else_case is not None else None)
+    if isinstance(s, S.Allocate):
+        return s.replace(body=fn(s.body))
+    return s
+
+
 def auto_unroll(s: S.Stmt | None, max_step: int) -> S.Stmt | None:
-    """Unroll small serial loops under ``s`` bottom-up (TVM's ``auto_max_step`` rule)."""
+    """Mark (kind ``unrolled``) the small serial loops under ``s``, bottom-up (TVM's ``auto_max_step`` rule)."""
     if s is None or max_step <= 0:
         return s
-    if isinstance(s, S.SeqStmt):
-        return S.seq([auto_unroll(x, max_step) for x in s.seq])
-    if isinstance(s, S.IfThenElse):
-        return s.replace(then_case=auto_unroll(s.then_case, max_step),
-                         else_case=auto_unroll(s.else_case, max_step))
-    if isinstance(s, S.Allocate):
-        return s.replace(body=auto_unroll(s.body, max_step))
-    if isinstance(s, S.For):
-        body = auto_unroll(s.body, max_step)
-        loop = s.replace(body=body) if body is not s.body else s
-        if (loop.kind in ("serial", "unrolled") and _can_unroll(loop) and not _has_rolled_loop(body)
-                and loop.const_extent() * max(1, step_count(body)) <= max_step):
-            return _copies(loop)
-        return loop
-    return s
+    if not isinstance(s, S.For):
+        return _map_children(s, lambda x: auto_unroll(x, max_step))
+    body = auto_unroll(s.body, max_step)
+    loop = s.replace(body=body) if body is not s.body else s
+    if (loop.kind in ("serial", UNROLLED) and _can_unroll(loop) and not _has_rolled_loop(body)
+            and loop.const_extent() * max(1, step_count(body)) <= max_step):
+        return loop if loop.kind == UNROLLED else loop.replace(kind=UNROLLED)
+    return loop
 
 
-def unroll_loops(s: S.Stmt | None) -> S.Stmt | None:
-    """Expand ``unrolled`` loops and apply ``pragma_auto_unroll_max_step`` annotations on loops."""
+def _mark(s: S.Stmt | None) -> S.Stmt | None:
+    """Apply loop ``pragma_auto_unroll_max_step`` annotations; non-constant ``unrolled`` loops become serial."""
     if s is None:
         return None
-    if isinstance(s, S.SeqStmt):
-        return S.seq([unroll_loops(x) for x in s.seq])
-    if isinstance(s, S.IfThenElse):
-        return s.replace(then_case=unroll_loops(s.then_case), else_case=unroll_loops(s.else_case))
-    if isinstance(s, S.Allocate):
-        return s.replace(body=unroll_loops(s.body))
-    if isinstance(s, S.For):
-        loop = s.replace(body=unroll_loops(s.body))
-        max_step = max_step_of(loop.annotations)
-        if max_step is not None:
-            loop = auto_unroll(loop, max_step)
-            if not isinstance(loop, S.For):
-                return loop
-        if loop.kind == "unrolled":
-            if _can_unroll(loop):
-                return _copies(loop)
-            return loop.replace(kind="serial")
-        return loop
-    return s
+    if not isinstance(s, S.For):
+        return _map_children(s, _mark)
+    loop = s.replace(body=_mark(s.body))
+    max_step = max_step_of(loop.annotations)
+    if max_step is not None:
+        loop = auto_unroll(loop, max_step)
+    if loop.kind == UNROLLED and not _can_unroll(loop):
+        loop = loop.replace(kind="serial")
+    return loop
+
+
+def _with_bounds(bounds: dict, loop: S.For) -> dict:
+    if not _can_unroll(loop):
+        return bounds
+    lo = loop.min.value
+    return {**bounds, loop.loop_var: (lo, lo + loop.const_extent() - 1)}
+
+
+class _LaneMix(IRVisitor):
+    """Finds, inside a vectorized loop, an index that is not affine in (lane, ``var``) or a condition
+    depending on both: where a constant ``var`` may change how the vectorized loop is emitted."""
+
+    def __init__(self, var: E.Var, bounds: dict):
+        self.var = var
+        self.bounds = bounds
+        self.lane = None
+        self.found = False
+
+    def visit(self, node):
+        if not self.found:
+            super().visit(node)
+
+    def visit_For(self, s: S.For):
+        saved = self.bounds, self.lane
+        self.bounds = _with_bounds(self.bounds, s)
+        if s.kind == "vectorized" and self.lane is None:
+            self.lane = s.loop_var
+        try:
+            self.visit(s.body)
+        finally:
+            self.bounds, self.lane = saved
+
+    def _mixes(self, e) -> bool:
+        return self.lane is not None and uses_var(e, {self.lane}) and uses_var(e, {self.var})
+
+    def _index(self, e) -> None:
+        if self._mixes(e) and affine_coefficients(simplify(e, self.bounds), [self.lane, self.var],
+                                                  self.bounds) is None:
+            self.found = True
+
+    def _condition(self, e) -> None:
+        if self._mixes(e) and not isinstance(simplify(e, self.bounds), E.IntImm):
+            self.found = True
+
+    def visit_BufferLoad(self, node: E.BufferLoad):
+        for i in node.indices:
+            self._index(i)
+        super().visit_BufferLoad(node)
+
+    def visit_BufferStore(self, node: S.BufferStore):
+        for i in node.indices:
+            self._index(i)
+        super().visit_BufferStore(node)
+
+    def visit_Select(self, node: E.Select):
+        self._condition(node.cond)
+        self.generic_visit(node)
+
+    def visit_IfThenElse(self, s: S.IfThenElse):
+        self._condition(s.condition)
+        self.generic_visit(s)
+
+
+def _lane_mixed(loop: S.For, bounds: dict) -> bool:
+    finder = _LaneMix(loop.loop_var, _with_bounds(bounds, loop))
+    finder.visit(loop.body)
+    return finder.found
+
+
+def _expand(s: S.Stmt | None, everything: bool, in_vector: bool = False, bounds: dict | None = None):
+    """Copy the unrolled loops that must not reach LLVM as loops (see the module docstring)."""
+    if s is None:
+        return None
+    bounds = bounds if bounds is not None else {}
+    if not isinstance(s, S.For):
+        return _map_children(s, lambda x: _expand(x, everything, in_vector, bounds))
+    inner = in_vector or s.kind == "vectorized"
+    loop = s.replace(body=_expand(s.body, everything, inner, _with_bounds(bounds, s)))
+    if is_unrolled(loop) and (everything or in_vector or _lane_mixed(loop, bounds)):
+        return _copies(loop)
+    return loop
+
+
+def unroll_loops(s: S.Stmt | None, in_ir: bool = False) -> S.Stmt | None:
+    """Decide the unrolled loops under ``s`` (kind ``unrolled`` on return, for LLVM to copy); with ``in_ir``
+    copy all of them here instead. Loops inside vectorized loops are always copied here."""
+    return _expand(_mark(s), everything=in_ir)
