@@ -2,6 +2,7 @@
 
     python benchmarks/bench_tune.py [--trials 256] [--cores 2] [--workers 2] [--farm local|ray]
                                     [--workloads matmul-128,matmul-512,dense-relu-784-128,conv2d-1x64x28x28-64x3x3]
+                                    [--tvm | --no-tvm] [--tvm-trials N] [--tvm-cores 1]
 
 For each workload: a 256-trial job (auto space, evolutionary search + XGBoost cost model) on this machine;
 then, with the farm closed, the best five programs are rebuilt and re-timed here (30 repeats, median), which
@@ -11,10 +12,18 @@ Defaults: a 2-core target (parallel loops run on a 2-thread team) measured by ON
 kernel must be timed with nothing else running: with two workers, one worker's LLVM build takes a core from
 the other's thread team and its timing comes out 10-400x too slow (libgomp threads spin at the barrier
 waiting for a descheduled team mate), which poisons the search. ``--cores 1 --workers 2`` measures
-single-thread kernels two at a time (the throughput configuration). Printed per workload: best latency, TVM MetaSchedule's (TVM 0.27, 1 core, quoted
-from /work/shared/TVM_NOTES.md: TVM is not installed here), numpy single-thread (measured now; the quoted
-value too), the ratios, trials per second (TVM: 2.3-3.3), the wall time to reach TVM's 256-trial best, the
-driver's own CPU per trial (search + cost model), and the cost model's held-out pairwise ranking accuracy.
+single-thread kernels two at a time (the throughput configuration). Printed per workload: best latency, TVM
+MetaSchedule's, numpy single-thread (measured now; the quoted value too), the ratios, trials per second, the
+wall time to reach TVM's best, the driver's own CPU per trial (search + cost model), and the cost model's
+held-out pairwise ranking accuracy.
+
+TVM: when ``apache-tvm`` is installed (``--tvm``, the default then), Apache TVM 0.27 MetaSchedule tunes the
+same workloads here, in the same run, after tunefarm's farm is closed: ``benchmarks/tvm_side.py`` in a
+subprocess per workload (host CPU name, 1 core, ``TVM_NUM_THREADS=1``, ``--tvm-trials``, default = --trials),
+its five best re-timed like tunefarm's; its latency and trials/s, and tunefarm's ratios to them, are printed.
+The figures quoted from /work/shared/TVM_NOTES.md (measured elsewhere with ``-mcpu=znver4``, AVX-512; 2.3-3.3
+trials/s) stay as a labelled reference column ("TVM q"); without TVM ("TVM not installed: quoted figures")
+they are the only TVM figures and the trials/s ratio uses their mean.
 """
 from __future__ import annotations
 
@@ -121,6 +130,13 @@ def main(argv=None) -> int:
                          "own, which spins; 'passive' survives other load on the machine but pays a thread "
                          "wake-up per parallel region)")
     ap.add_argument("--verbose", action="store_true", help="log the task table of every round")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from tvm_side import run_tvm, tvm_available  # benchmarks/tvm_side.py: never imports tvm in this process
+
+    ap.add_argument("--tvm", action=argparse.BooleanOptionalAction, default=tvm_available(),
+                    help="also tune with Apache TVM MetaSchedule here (default: on when tvm is importable)")
+    ap.add_argument("--tvm-trials", type=int, default=None, help="TVM's budget (default: --trials)")
+    ap.add_argument("--tvm-cores", type=int, default=1, help="TVM's target num-cores and TVM_NUM_THREADS")
     args = ap.parse_args(argv)
     import logging
 
@@ -153,15 +169,33 @@ def main(argv=None) -> int:
                                    trials_per_round=args.trials_per_round, database=db_path, farm=farm,
                                    seed=args.seed, task_name=name)
             done.append((name, func, result))
+    tvm_runs = {}  # TVM MetaSchedule on the same workloads, one subprocess each, with the farm closed
+    if args.tvm:
+        tvm_trials = args.tvm_trials or args.trials
+        for name, _, _ in done:
+            print(f"== TVM MetaSchedule {name}: {tvm_trials} trials, mcpu {target.cpu}, {args.tvm_cores} core(s)",
+                  flush=True)
+            tvm_runs[name] = run_tvm(name, tvm_trials, mcpu=target.cpu, cores=args.tvm_cores, seed=args.seed,
+                                     timeout=900 + 15 * tvm_trials)
+            if "error" in tvm_runs[name]:
+                print(f"   TVM failed: {tvm_runs[name]['error']}\n{tvm_runs[name].get('log', '')}", flush=True)
+            print(json.dumps(tvm_runs[name], default=str), flush=True)
+    else:
+        print("TVM not installed: quoted figures" if not tvm_available() else "TVM disabled (--no-tvm): quoted figures")
     for name, func, result in done:  # re-time the best programs with the farm closed
         key = workload_key(func)
         best_us, _ = remeasure(result.database, key, func, target)
-        tvm_us, np_quoted = QUOTED.get(name, (None, None))
+        tvm_quoted_us, np_quoted = QUOTED.get(name, (None, None))
+        tvm_run = tvm_runs.get(name, {})
+        tvm_us = tvm_run.get("best_us")
         np_us = numpy_baseline(name, func)
-        reach = time_to_reach(result.database, key, target, tvm_us, result.job_id) if tvm_us else None
+        reach_us = tvm_us or tvm_quoted_us
+        reach = time_to_reach(result.database, key, target, reach_us, result.job_id) if reach_us else None
         m = result.cost_model.metrics
         rows.append({
             "workload": name, "best_us": best_us, "farm_best_us": result.best_latency_us, "tvm_us": tvm_us,
+            "tvm_trials_per_s": tvm_run.get("trials_per_s"), "tvm_trials": tvm_run.get("trials"),
+            "tvm_wall_s": tvm_run.get("wall_s"), "tvm_quoted_us": tvm_quoted_us,
             "numpy_us": np_us, "numpy_quoted_us": np_quoted, "trials": result.trials,
             "wall_s": result.wall_secs, "trials_per_s": result.trials_per_second,
             "reach_tvm_s": reach, "search_ms_per_trial": 1e3 * result.search_cpu_secs / max(1, result.trials),
@@ -175,23 +209,35 @@ def main(argv=None) -> int:
         return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
 
     print()
-    print(f"{'workload':<28} {'best us':>9} {'TVM us':>8} {'ratio':>6} {'numpy us':>9} {'ratio':>6} "
-          f"{'trials/s':>8} {'x TVM':>6} {'reach TVM':>9} {'search ms/tr':>12} {'model acc':>9}")
+    print(f"{'workload':<28} {'best us':>9} {'TVM us':>8} {'ratio':>6} {'TVM q':>7} {'ratio':>6} {'numpy us':>9} "
+          f"{'ratio':>6} {'trials/s':>8} {'TVM tr/s':>8} {'x TVM':>6} {'reach TVM':>9} {'search ms/tr':>12} "
+          f"{'model acc':>9}")
     for r in rows:
         ratio_tvm = r["best_us"] / r["tvm_us"] if r["tvm_us"] else None
+        ratio_q = r["best_us"] / r["tvm_quoted_us"] if r["tvm_quoted_us"] else None
         ratio_np = r["best_us"] / r["numpy_us"] if r["numpy_us"] else None
-        speedup = r["trials_per_s"] / statistics.mean(TVM_TRIALS_PER_SEC)
+        tvm_rate = r["tvm_trials_per_s"] or statistics.mean(TVM_TRIALS_PER_SEC)
+        speedup = r["trials_per_s"] / tvm_rate
         print(f"{r['workload']:<28} {f(r['best_us']):>9} {f(r['tvm_us'], '.1f'):>8} {f(ratio_tvm):>6} "
-              f"{f(r['numpy_us']):>9} {f(ratio_np):>6} {f(r['trials_per_s'], '.1f'):>8} {f(speedup, '.1f'):>6} "
+              f"{f(r['tvm_quoted_us'], '.1f'):>7} {f(ratio_q):>6} "
+              f"{f(r['numpy_us']):>9} {f(ratio_np):>6} {f(r['trials_per_s'], '.1f'):>8} "
+              f"{f(r['tvm_trials_per_s']):>8} {f(speedup, '.1f'):>6} "
               f"{f(r['reach_tvm_s'], '.0f'):>8}s {f(r['search_ms_per_trial'], '.1f'):>12} "
               f"{f(r['model_pair_acc'], '.3f'):>9}")
-    print("\nratio = tunefarm best / reference (below 1 is faster). TVM numbers: TVM 0.27 MetaSchedule, 1 core, "
-          "256 trials, quoted; numpy measured now single-thread (quoted: "
+    measured = any(r["tvm_us"] for r in rows)
+    print("\nratio = tunefarm best / reference (below 1 is faster). TVM us / TVM tr/s: Apache TVM 0.27 MetaSchedule "
+          + (f"measured now on this machine ({args.tvm_cores} core, mcpu {target.cpu}, "
+             f"{args.tvm_trials or args.trials} trials, best of its top 5 re-timed like tunefarm's; tunefarm's "
+             f"target has {target.num_cores} core(s))" if measured else "not run (n/a)")
+          + "; TVM q = TVM's 256-trial best quoted from TVM_NOTES.md (1 core, -mcpu=znver4 AVX-512, another "
+          "machine), for reference; numpy measured now single-thread (quoted: "
           + ", ".join(f"{k} {v[1]} us" for k, v in QUOTED.items()) + ").")
-    print(f"x TVM = trials/s over TVM's {TVM_TRIALS_PER_SEC[0]}-{TVM_TRIALS_PER_SEC[1]} trials/s (mean); "
-          "reach TVM = wall seconds until a trial beat TVM's best (farm-measured median); search ms/tr = the "
-          "driver's CPU per trial for search + features + prediction (the cost model's training is reported "
-          "separately in the JSON lines, like the median build time per trial, which bounds the throughput).")
+    print("x TVM = trials/s over TVM's " + ("measured trials/s (quoted mean where TVM did not run)" if measured else
+          f"quoted {TVM_TRIALS_PER_SEC[0]}-{TVM_TRIALS_PER_SEC[1]} trials/s (mean)")
+          + "; reach TVM = wall seconds until a trial beat TVM's best (measured, else quoted; farm-measured "
+          "median); search ms/tr = the driver's CPU per trial for search + features + prediction (the cost "
+          "model's training is reported separately in the JSON lines, like the median build time per trial, "
+          "which bounds the throughput).")
     print(f"databases: {db_dir}")
     return 0
 
