@@ -1,14 +1,17 @@
 """Evolutionary search guided by the cost model (MetaSchedule's ``EvolutionarySearch``, sized for Python).
 
 Each round:
-1. the population starts from the fastest programs measured so far (this job and, via warm start, earlier
-   ones in the database), the best still-unmeasured programs of the previous round, and fresh samples;
+1. ``fresh_factor * n`` fresh samples of the space are scored by the cost model; the population starts from
+   the fastest programs measured so far (this job and, via warm start, earlier ones in the database), the
+   best still-unmeasured programs of the previous round, and the best-scored fresh samples;
 2. a few generations: parents are drawn by predicted score (tournament), mutated with probability
    ``mutate_prob`` (a mutant edits one decision and is replayed; if it no longer fits, the parent survives),
    and the next population keeps the best-scored unique programs (by program hash);
-3. the batch is the best-predicted programs never measured (the dedup includes every program hash the
-   database already holds for this workload, so a resumed job never re-measures one), with an
-   ``eps_greedy`` share of random fresh samples for exploration.
+3. the batch, never-measured programs only (the dedup includes every program hash the database already
+   holds for this workload, so a resumed job never re-measures one): the best predicted of the evolved pool
+   (exploitation), an ``explore_share`` of the best-predicted *fresh* samples (exploration screened by the
+   model: mutation alone settles in flat regions where many neighbours predict alike), and an
+   ``eps_greedy`` share of unscreened fresh samples.
 
 Spaces with several sketches (write cache or not, packing, rfactor) need one more kind of exploration: a
 cost model trained on a few unlucky samples of a sketch can write the whole sketch off, and the search then
@@ -31,9 +34,10 @@ from .strategy import SearchStrategy
 class EvolutionarySearch(SearchStrategy):
     name = "evolutionary"
 
-    def __init__(self, task, cost_model, features=None, population_size: int = 96, generations: int = 3,
+    def __init__(self, task, cost_model, features=None, population_size: int = 64, generations: int = 2,
                  mutate_prob: float = 0.85, eps_greedy: float = 0.05, init_measured: int = 16, carry_over: int = 32,
-                 fresh_per_round: int | None = None, mutators=None, seed: int = 0, max_attempts: int = 512,
+                 fresh_per_round: int | None = None, fresh_factor: int = 4, explore_share: float = 0.4,
+                 mutators=None, seed: int = 0, max_attempts: int = 512,
                  sketch_quota: int | None = None, sketch_min_samples: int = 8, sketch_keep_ratio: float = 1.25):
         super().__init__(task, cost_model, features, max_attempts)
         self.population_size = population_size
@@ -43,6 +47,8 @@ class EvolutionarySearch(SearchStrategy):
         self.init_measured = init_measured
         self.carry_over = carry_over
         self.fresh_per_round = fresh_per_round
+        self.fresh_factor = fresh_factor
+        self.explore_share = explore_share
         self.mutators = list(mutators) if mutators is not None else default_mutators()
         self.rng = random.Random(seed)
         self._carry: list[Program] = []
@@ -94,17 +100,20 @@ class EvolutionarySearch(SearchStrategy):
                 self.exhausted = True
             return out
 
-        # 1. initial population
+        # 1. fresh samples of the whole space, scored; the best of them join the measured best and the
+        #    promising leftovers of the last round in the initial population
+        n_fresh = self.fresh_per_round if self.fresh_per_round is not None else \
+            max(self.fresh_factor * n, self.population_size // 2)
         seeds: dict[str, Program] = {}
         for _, p in self.task.best[: self.init_measured]:
             seeds.setdefault(p.hash, p)
         for p in self._carry[: self.carry_over]:
             if p.hash not in known:
                 seeds.setdefault(p.hash, p)
-        n_fresh = self.fresh_per_round if self.fresh_per_round is not None else \
-            max(self.population_size - len(seeds), int(n * self.eps_greedy) + 1)
         fresh = self.fresh(n_fresh, exclude=set(seeds), attempts=max(4 * n_fresh, 64))
-        for p in fresh:
+        self.score(fresh)
+        fresh.sort(key=lambda p: -(p.score or 0.0))
+        for p in fresh[: max(0, self.population_size - len(seeds))]:
             seeds.setdefault(p.hash, p)
         pop = list(seeds.values())
         if not pop:
@@ -135,11 +144,18 @@ class EvolutionarySearch(SearchStrategy):
             merged.update(children)
             pop = sorted(merged.values(), key=lambda p: -(p.score or 0.0))[: self.population_size]
 
-        # 3. batch: a place for each open sketch, the best predicted, plus a few random fresh ones
+        # 3. the batch: a place for each open sketch; the best predicted of the evolved pool (exploitation);
+        #    the best predicted fresh samples (exploration the model screens); a few unscreened fresh ones
         ranked = sorted(pool.values(), key=lambda p: -(p.score or 0.0))
         n_random = int(round(n * self.eps_greedy))
+        n_explore = int(round(n * self.explore_share))
         out: list[Program] = []
         chosen: set[str] = set()
+
+        def take(p) -> None:
+            out.append(p)
+            chosen.add(p.hash)
+
         by_sketch: dict = {}
         for p in ranked:
             by_sketch.setdefault(sketch_key(p.design), []).append(p)
@@ -149,29 +165,29 @@ class EvolutionarySearch(SearchStrategy):
             for key, progs in by_sketch.items():
                 if key in open_:
                     for p in progs[:quota]:
-                        if len(out) < n - n_random:
-                            out.append(p)
-                            chosen.add(p.hash)
+                        if len(out) < n - n_random - n_explore:
+                            take(p)
         for p in ranked:
-            if p.hash in chosen:
-                continue
+            if len(out) >= n - n_random - n_explore:
+                break
+            if p.hash not in chosen:
+                take(p)
+        for p in fresh:  # already sorted by score
             if len(out) >= n - n_random:
                 break
-            out.append(p)
-            chosen.add(p.hash)
-        spare = [p for p in fresh if p.hash not in chosen]
+            if p.hash not in chosen and p.hash not in known:
+                take(p)
+        spare = [p for p in fresh if p.hash not in chosen and p.hash not in known]
         self.rng.shuffle(spare)
         for p in spare:
             if len(out) >= n:
                 break
-            out.append(p)
-            chosen.add(p.hash)
-        for p in ranked:  # fill up if random spares ran out
+            take(p)
+        for p in ranked:  # fill up when the space ran short of fresh programs
             if len(out) >= n:
                 break
             if p.hash not in chosen:
-                out.append(p)
-                chosen.add(p.hash)
+                take(p)
         self._carry = [p for p in ranked if p.hash not in chosen][: self.carry_over]
         self.last_stats = {"population": len(pop), "pool": len(pool), "mutants": n_mutants,
                            "invalid_mutants": n_invalid, "fresh": len(fresh)}
