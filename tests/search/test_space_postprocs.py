@@ -220,3 +220,30 @@ def test_packing_sketch_copies_b_panels_and_stays_correct(target):
     assert len(loops) == 4 and [lp.loop_var.name[:3] for lp in loops[:2]] == ["i1_", "i1_"]
     assert loops[2].const_extent() == 64
     _check_numerics(func, out, target)
+
+
+def test_auto_inline_keeps_padding_but_inlines_plain_elementwise_producers():
+    """MetaSchedule's CPU rule: a conditional producer (padding) is not inlined; a plain one is."""
+    from tunefarm import te
+
+    conv = builtin_workload("conv2d-1x3x32x32-8x3x3-s2")  # padded (pad 1), stride 2
+    assert block_info.has_conditional_value(conv, "pad_temp")
+    A = te.placeholder((16, 16), "float32", "A")
+    W = te.placeholder((16, 16), "float32", "W")
+    scaled = te.compute((16, 16), lambda i, j: A[i, j] * 2.0, name="scaled")
+    k = te.reduce_axis((0, 16), "k")
+    C = te.compute((16, 16), lambda i, j: te.sum(scaled[i, k] * W[k, j], axis=k), name="C")
+    mm = te.create_prim_func([A, W, C])
+    assert not block_info.has_conditional_value(mm, "scaled")
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        got = AutoSpace(1).sample(conv, seed)
+        assert "pad_temp" in block_info.leaf_blocks(got.mod["main"])
+        sch = AutoSpace(1).sample(mm, seed)
+        assert "scaled" not in block_info.leaf_blocks(sch.mod["main"])
+    apply_postprocs(got, default_postprocs())
+    arrays = [rng.uniform(-1, 1, p.const_shape()).astype("float32") for p in conv.params]
+    expect = [a.copy() for a in arrays]
+    build(conv, "llvm")["main"](*expect)
+    build(got.mod["main"], "llvm")["main"](*arrays)
+    np.testing.assert_allclose(arrays[-1], expect[-1], rtol=1e-4, atol=1e-4)

@@ -4,7 +4,8 @@
 call samples one schedule. ``AutoSpace`` is the rule-based space for CPUs, in the spirit of MetaSchedule's
 defaults:
 
-- auto-inline: elementwise producers are inlined into their consumers;
+- auto-inline: elementwise producers are inlined into their consumers, except conditional ones such as
+  padding (MetaSchedule's ``disallow_if_then_else``: they get a compute location instead);
 - multi-level tiling ``SSRSRS`` of reductions with data reuse (matmul, dense, conv2d), with the result
   accumulated in a ``local`` write cache (``cache_write`` + ``reverse_compute_at`` at a sampled tile level)
   into which elementwise epilogues (bias, ReLU) are folded by ``reverse_compute_inline``;
@@ -155,7 +156,8 @@ class AutoSpace(SpaceGenerator):
             changed = False
             func = sch.mod["main"]
             for name in block_info.leaf_blocks(func):
-                if block_info.is_elementwise_producer(func, name):
+                if block_info.is_elementwise_producer(func, name) and \
+                        not block_info.has_conditional_value(func, name):
                     try:
                         sch.compute_inline(sch.get_block(name))
                     except ScheduleError:
