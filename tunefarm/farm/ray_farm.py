@@ -515,8 +515,11 @@ class RayFarm(Farm):
             self._queue.appendleft((call.index, call.attempt))
         else:
             slot.lost.append(call)
-        for other in slot.calls:  # queued on the incarnation that just died
-            other.orphaned = True
+        if was_head:  # the calls queued behind it never ran on the incarnation that just died
+            for other in slot.calls:
+                other.orphaned = True
+        # (a queued call can report its failure before the head does; the head, still running when the actor
+        # died, stays accountable: lost, and re-queued once if its node left)
         if slot.state in ("ready", "starting"):
             slot.state = "probing"
             slot.ready_ref = slot.actor.info.remote()
