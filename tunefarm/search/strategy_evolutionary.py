@@ -36,7 +36,7 @@ class EvolutionarySearch(SearchStrategy):
 
     def __init__(self, task, cost_model, features=None, population_size: int = 64, generations: int = 2,
                  mutate_prob: float = 0.85, eps_greedy: float = 0.05, init_measured: int = 16, carry_over: int = 32,
-                 fresh_per_round: int | None = None, fresh_factor: int = 4, explore_share: float = 0.4,
+                 fresh_per_round: int | None = None, fresh_factor: int = 2, explore_share: float = 0.4,
                  mutators=None, seed: int = 0, max_attempts: int = 512,
                  sketch_quota: int | None = None, sketch_min_samples: int = 8, sketch_keep_ratio: float = 1.25):
         super().__init__(task, cost_model, features, max_attempts)
