@@ -234,7 +234,7 @@ def from_torch(model, input_info, keep_params_as_input: bool = False):
     """``from_fx(torch.fx.symbolic_trace(model), input_info)`` (the model is put in eval mode)."""
     import torch.fx
 
-    model.train(False)  # inference mode (same as .eval())
+    model.train(False)  # inference mode (torch's evaluation mode)
     return from_fx(torch.fx.symbolic_trace(model), input_info, keep_params_as_input)
 
 
