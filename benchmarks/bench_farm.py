@@ -36,7 +36,9 @@ Numbers measured on this 2-core VM (2026-11-21):
                          shares the cores), 3 runs of 6-10 rounds:
                          RayFarm   1 worker ~30-35 trials/s, 2 workers ~52-66 trials/s, per-round ratio median
                                    1.73-1.76x (ratio of the median rates 1.74-1.89x). Two calls queued per actor
-                                   (``inflight_per_worker=2``, the default) gave +10% at 2 workers over one.
+                                   (``inflight_per_worker=2``) gave +10% at 2 workers, ratio of medians 1.85x,
+                                   but is not the default: a crashing candidate can take the reply of the call
+                                   before it down with its actor (a good trial recorded as worker_lost).
                          LocalFarm 1 worker ~32-40 trials/s, 2 workers ~63-74 trials/s, ratio median 1.81-1.95x
                          Where RayFarm's last few percent go: with both workers busy, the driver process (Ray's
                          core-worker threads included) takes ~1.6 ms CPU per real trial, about 10% of a core
