@@ -11,17 +11,19 @@ from ..ir import stmt as S
 from ..ir.function import PrimFunc
 from ..ir.functor import collect_buffer_accesses
 from ..schedule.error import ScheduleError
+from ..schedule.primitives.query import binding_kinds  # noqa: F401  (re-exported for the search rules)
 
 
-def vars_in(e) -> list:
-    """Variables of an expression (with repeats), by an explicit stack: these run thousands of times."""
+def expr_nodes(e, cls) -> list:
+    """Nodes of type ``cls`` in an expression, outer ones first, with repeats (an explicit stack: these
+    walks run thousands of times per search round)."""
     out = []
     stack = [e]
     while stack:
         n = stack.pop()
-        if isinstance(n, E.Var):
+        if isinstance(n, cls):
             out.append(n)
-        elif isinstance(n, E.PrimExpr):
+        if isinstance(n, E.PrimExpr):
             for f in n._fields:
                 ch = getattr(n, f)
                 if isinstance(ch, tuple):
@@ -31,16 +33,9 @@ def vars_in(e) -> list:
     return out
 
 
-def binding_kinds(realize: S.BlockRealize) -> dict:
-    """``Var -> {"S", "R"}``: into which kinds of iteration variables each outer variable is bound."""
-    kinds: dict = {}
-    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        if isinstance(value, E.Var):
-            kinds.setdefault(value, set()).add(iv.iter_type)
-        elif not isinstance(value, E.IntImm):
-            for v in vars_in(value):
-                kinds.setdefault(v, set()).add(iv.iter_type)
-    return kinds
+def vars_in(e) -> list:
+    """Variables of an expression (with repeats)."""
+    return expr_nodes(e, E.Var)
 
 
 def locate(func: PrimFunc, name: str) -> tuple[S.BlockRealize, list[S.For]]:
@@ -84,7 +79,23 @@ def loop_kinds(func: PrimFunc, name: str) -> list[str]:
     return out
 
 
+def _child_stmts(n, with_init: bool = True) -> tuple:
+    """The statements directly below ``n`` (a nested block's ``init`` only ``with_init``)."""
+    if isinstance(n, S.SeqStmt):
+        return n.seq
+    if isinstance(n, (S.For, S.Allocate)):
+        return (n.body,)
+    if isinstance(n, S.IfThenElse):
+        return (n.then_case, n.else_case)
+    if isinstance(n, S.BlockRealize):
+        return (n.block.body, n.block.init) if with_init else (n.block.body,)
+    if isinstance(n, S.Block):
+        return (n.body, n.init) if with_init else (n.body,)
+    return ()
+
+
 def _stores(stmt) -> list[S.BufferStore]:
+    """The stores of a block body (nested blocks' init statements excluded)."""
     out = []
     stack = [stmt]
     while stack:
@@ -93,16 +104,8 @@ def _stores(stmt) -> list[S.BufferStore]:
             continue
         if isinstance(n, S.BufferStore):
             out.append(n)
-        elif isinstance(n, S.SeqStmt):
-            stack.extend(n.seq)
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            stack.extend((n.then_case, n.else_case))
-        elif isinstance(n, (S.BlockRealize,)):
-            stack.append(n.block.body)
-        elif isinstance(n, S.Block):
-            stack.append(n.body)
+        else:
+            stack.extend(_child_stmts(n, with_init=False))
     return out
 
 
@@ -133,12 +136,7 @@ def has_conditional_value(func: PrimFunc, name: str) -> bool:
     the clamped gather it guards run in the consumer's innermost loop, which then no longer vectorizes to
     contiguous loads (a conv2d with its padding inlined measured 2.2 ms against TVM's 1.0 ms here).
     """
-    from ..ir.functor import post_order_visit
-
-    found = []
-    for st in _stores(block_realize(func, name).block.body):
-        post_order_visit(st.value, lambda n: found.append(n) if isinstance(n, E.Select) else None)
-    return bool(found)
+    return any(expr_nodes(st.value, E.Select) for st in _stores(block_realize(func, name).block.body))
 
 
 def is_elementwise_consumer(func: PrimFunc, name: str) -> bool:
@@ -176,20 +174,7 @@ def needs_multi_level_tiling(func: PrimFunc, name: str) -> bool:
     if _has_block(blk.body):
         return False
     ivs = {iv.var for iv in blk.iter_vars}
-    reads = []
-    stack = [s.value for s in _stores(blk.body)]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.BufferLoad):
-            reads.append(n)
-        elif isinstance(n, E.PrimExpr):
-            for f in n._fields:
-                ch = getattr(n, f)
-                if isinstance(ch, tuple):
-                    stack.extend(ch)
-                elif ch is not None:
-                    stack.append(ch)
-    for ld in reads:
+    for ld in _reads(blk):
         used = set()
         for i in ld.indices:
             used.update(v for v in vars_in(i) if v in ivs)
@@ -254,16 +239,7 @@ def reduction_bound_vars(func_or_stmt) -> set:
             for iv, value in zip(n.block.iter_vars, n.iter_values):
                 if iv.iter_type == "R":
                     out.update(vars_in(value))
-            stack.append(n.block.body)
-            stack.append(n.block.init)
-        elif isinstance(n, S.SeqStmt):
-            stack.extend(n.seq)
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.Block):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            stack.extend((n.then_case, n.else_case))
+        stack.extend(_child_stmts(n))
     return out
 
 
@@ -277,34 +253,13 @@ def loop_is_data_parallel(loop: S.For) -> bool:
         if isinstance(n, S.BlockRealize):
             if "R" in binding_kinds(n).get(loop.loop_var, ()):
                 return False
-            stack.append(n.block.body)
-            stack.append(n.block.init)
-        elif isinstance(n, S.SeqStmt):
-            stack.extend(n.seq)
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.Block):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            stack.extend((n.then_case, n.else_case))
+        stack.extend(_child_stmts(n))
     return True
 
 
 def _reads(blk: S.Block) -> list:
-    out = []
-    stack = [st.value for st in _stores(blk.body)]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.BufferLoad):
-            out.append(n)
-        elif isinstance(n, E.PrimExpr):
-            for f in n._fields:
-                ch = getattr(n, f)
-                if isinstance(ch, tuple):
-                    stack.extend(ch)
-                elif ch is not None:
-                    stack.append(ch)
-    return out
+    """The loads in the values a block stores."""
+    return [ld for st in _stores(blk.body) for ld in expr_nodes(st.value, E.BufferLoad)]
 
 
 def contiguous_loop_index(func: PrimFunc, name: str) -> int | None:

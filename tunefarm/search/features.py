@@ -21,6 +21,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import nbytes
 from ..ir.function import PrimFunc
+from .block_info import expr_nodes, vars_in
 
 FEATURE_VERSION = 1
 N_BUFFERS = 3          # buffer-access slots per store (the written buffer first, then the largest reads)
@@ -85,24 +86,7 @@ def _lin(e, env: dict) -> _Lin:
             return _lin(e.a, env)
     if isinstance(e, E.Cast):
         return _lin(e.value, env)
-    return _Lin({v: 1.0 for v in _vars_in(e)})
-
-
-def _vars_in(e) -> list:
-    out = []
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.Var):
-            out.append(n)
-        elif isinstance(n, E.PrimExpr):
-            for f in n._fields:
-                ch = getattr(n, f)
-                if isinstance(ch, tuple):
-                    stack.extend(ch)
-                elif ch is not None:
-                    stack.append(ch)
-    return out
+    return _Lin({v: 1.0 for v in vars_in(e)})
 
 
 # -------------------------------------------------------------------------------------------------------
@@ -157,21 +141,7 @@ def _count_ops(e) -> tuple[int, int]:
 
 
 def _loads(e) -> list:
-    out = []
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.BufferLoad):
-            out.append(n)
-            stack.extend(n.indices)
-        elif isinstance(n, E.PrimExpr):
-            for f in n._fields:
-                ch = getattr(n, f)
-                if isinstance(ch, tuple):
-                    stack.extend(ch)
-                elif ch is not None:
-                    stack.append(ch)
-    return out
+    return expr_nodes(e, E.BufferLoad)
 
 
 class _Store:
