@@ -107,6 +107,21 @@ def test_recycling_and_two_calls_in_flight_per_worker(farm, lock_path):
         assert [r.status.value for r in results] == ["worker_lost", "ok", "ok"]
 
 
+def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_path):
+    # lost_reply: measured and journalled, then the process dies before Ray sends the reply (what a crash of
+    # the next queued trial can do to it); the restarted actor's journal gives the result back
+    with RayFarm(measurer="simulate", lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
+        assert f.inflight_per_worker == 2
+        cands = [sim("lost_reply", run_secs=0.003), sim("ok"), sim("segfault"), sim("ok"),
+                 sim("lost_reply", run_secs=0.003), sim("segfault")]
+        results = f.measure(cands)
+        assert [r.status.value for r in results] == ["ok", "ok", "worker_lost", "ok", "ok", "worker_lost"], \
+            [r.error for r in results]
+        assert results[0].run_secs == [0.003, 0.003] and results[4].run_secs == [0.003, 0.003]
+        assert (f.stats.recovered, f.stats.worker_lost, f.stats.requeued) == (2, 2, 0)
+        assert f.stats.completed == len(cands)
+
+
 def test_a_target_no_node_has_is_refused(local_ray):
     with pytest.raises(FarmError, match="no node has the CPU"):
         RayFarm(measurer="simulate", target="llvm -mcpu=cortex-a72 -num-cores=1")

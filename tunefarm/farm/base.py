@@ -23,6 +23,7 @@ class FarmStats:
     submitted: int = 0
     completed: int = 0
     requeued: int = 0
+    recovered: int = 0   # results a crashed worker's journal gave back (the reply was lost with the process)
     worker_lost: int = 0
     timeouts: int = 0
     workers_started: int = 0

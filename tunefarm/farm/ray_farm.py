@@ -5,8 +5,10 @@ cluster, and a trial's clock starts close to when it really starts) and streams 
 ``ray.wait``. Faults, and what the driver does about them:
 
 - a worker dies mid-trial (segfault in JIT code, SIGKILL, OOM): Ray restarts the actor (``max_restarts``); the
-  trial call has ``max_task_retries=0`` so a crasher runs once; the driver pings the restarted actor and, the
-  node being alive, records ``worker_lost``;
+  trial call has ``max_task_retries=0`` so a crasher runs once; the driver pings the restarted actor, which
+  returns its trial journal (journal.py): the trial that was running when the process died is recorded
+  ``worker_lost``, a trial that finished but whose reply died with the process gets its journalled result,
+  and calls that never started are re-queued without blame (at most ``_UNBLAMED_REQUEUES`` times);
 - a trial over budget: the driver asks the actor's ``progress`` (time spent waiting for the host measurement
   lock or the workload's reference is not charged), and if it is really over, ``ray.kill``s the actor (plain
   ``ray.cancel`` cannot stop hung native code) and records ``timeout``; Ray restarts it;
@@ -32,6 +34,7 @@ from .candidate import Candidate
 from .result import MeasureResult, MeasureStatus
 
 _LARGE_WORKLOAD_BYTES = 64 * 1024  # larger workload texts go to the object store once per batch
+_UNBLAMED_REQUEUES = 2  # a call that never started is re-queued this often before it is blamed all the same
 
 
 @dataclasses.dataclass
@@ -46,6 +49,7 @@ class _Call:
     killed: str = ""               # why we killed the worker for this call (a timeout), or ""
     rearms: int = 0                # deadline re-arms because the call had not started yet
     orphaned: bool = False         # queued on an actor incarnation that died before running it
+    suspect: bool = False          # was running when its actor died, by the driver's reckoning
     progress_ref: object = None
     progress_deadline: float = 0.0
 
@@ -77,16 +81,15 @@ class RayFarm(Farm):
     - ``worker_cpus``: CPUs each actor reserves (1: actors hold their CPUs for the farm's lifetime, so plain
       Ray tasks that need a CPU wait until ``close``; use a fraction to leave room);
     - ``max_compiles``: LLVM builds before a worker is replaced; ``inflight_per_worker``: calls queued per actor
-      (2 measured +10% trials/s at 2 workers, but it is not the default: when a candidate crashes its actor,
-      Ray can lose the reply of the call that finished just before it, so a good trial would be recorded
-      ``worker_lost``);
+      (2: a worker starts its next trial without a round trip to the driver; the trial journal settles which
+      of two failed calls crashed the actor);
     - ``requeue_limit``: how many times a trial lost with its node is re-run elsewhere;
     - ``measurer``: ``"tunefarm"`` or ``"simulate"`` (simulate.py); ``metrics``: record ray.util.metrics;
     - ``resource_wait_s``: how long to wait for CPUs to become free before refusing to start.
     """
 
     def __init__(self, address: str | None = None, num_workers: int | None = None, target=None, *,
-                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 1,
+                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 2,
                  requeue_limit: int = 1, measurer: str = "tunefarm", lock_path: str | None = None,
                  pause_limit_s: float = 300.0, progress_timeout_s: float = 10.0, start_timeout_s: float = 180.0,
                  resource_wait_s: float = 15.0,
@@ -124,6 +127,7 @@ class RayFarm(Farm):
         self._want: int | None = None
         self._token = 0
         self._dead_nodes: set[str] = set()
+        self._unblamed: collections.Counter = collections.Counter()  # trial index -> re-queues without blame
         self._driver_host = socket.gethostname()
         self._metrics = None
         if metrics:
@@ -278,7 +282,7 @@ class RayFarm(Farm):
         """A readiness check (new actor) or a ping after a failure came back."""
         slot.ready_ref = None
         try:
-            self._ray.get(ref)
+            info = self._ray.get(ref)
         except self._unavailable_error:
             if time.monotonic() < slot.ready_deadline:  # still restarting: ask again
                 slot.ready_ref = slot.actor.info.remote()
@@ -295,7 +299,8 @@ class RayFarm(Farm):
                 head.started = time.monotonic()
                 head.deadline = head.started + head.timeout_s
             lost, slot.lost = slot.lost, []
-            return self._verdict(slot, lost, node_alive=True)
+            journal = info.get("journal") if isinstance(info, dict) else None
+            return self._verdict(slot, lost, node_alive=True, journal=journal)
         lost, slot.lost = slot.lost, []
         self._kill_slot(slot)
         return self._verdict(slot, lost, node_alive=node_alive)
@@ -375,6 +380,7 @@ class RayFarm(Farm):
         self.stats.submitted += len(cands)
         self._cands = cands
         self._queue: collections.deque[tuple[int, int]] = collections.deque((i, 0) for i in range(len(cands)))
+        self._unblamed = collections.Counter()
         self._workloads: dict[str, object] = {}
         self._finished: list[tuple[int, MeasureResult]] = []
         self._by_ref: dict = {}
@@ -513,16 +519,14 @@ class RayFarm(Farm):
         if call.killed:
             self._finish(call, MeasureStatus.TIMEOUT, call.killed, slot.host)
             self.stats.timeouts += 1
-        elif call.orphaned or not was_head:
-            # queued behind the trial that took the worker down: it never ran, so it is not to blame
-            self._queue.appendleft((call.index, call.attempt))
-        else:
+        else:  # the ping's answer (the journal) decides; without one, the call at the head is the suspect
+            call.suspect = was_head and not call.orphaned
             slot.lost.append(call)
         if was_head:  # the calls queued behind it never ran on the incarnation that just died
             for other in slot.calls:
                 other.orphaned = True
         # (a queued call can report its failure before the head does; the head, still running when the actor
-        # died, stays accountable: lost, and re-queued once if its node left)
+        # died, stays the suspect)
         if slot.state in ("ready", "starting"):
             slot.state = "probing"
             slot.ready_ref = slot.actor.info.remote()
@@ -531,8 +535,22 @@ class RayFarm(Farm):
             lost, slot.lost = slot.lost, []
             self._verdict(slot, lost, node_alive=self._node_alive(slot.node_id))
 
-    def _verdict(self, slot: _Slot, lost: list[_Call], node_alive: bool) -> None:
+    def _verdict(self, slot: _Slot, lost: list[_Call], node_alive: bool, journal: dict | None = None) -> None:
         for call in lost:
+            if journal is not None:  # the restarted actor's account of what its dead process did
+                done = journal["done"].get(call.token)
+                if done is not None:  # measured; its reply died with the process
+                    result, compiles = done
+                    self._finished.append((call.index, MeasureResult.from_dict(result)))
+                    self.stats.recovered += 1
+                    slot.retire = slot.retire or compiles >= self.max_compiles
+                    continue
+                if call.token not in journal["crashed"]:
+                    self._requeue_unblamed(call, slot.host)
+                    continue
+            elif not call.suspect:
+                self._requeue_unblamed(call, slot.host)
+                continue
             if not node_alive and call.attempt < self.requeue_limit:
                 self._queue.appendleft((call.index, call.attempt + 1))
                 self.stats.requeued += 1
@@ -549,6 +567,16 @@ class RayFarm(Farm):
                 self._by_ref.pop(call.ref, None)
                 self._queue.appendleft((call.index, call.attempt))
             slot.calls.clear()
+
+    def _requeue_unblamed(self, call: _Call, host: str) -> None:
+        """A call that never started on the process that died: run it again, unless that keeps happening."""
+        self._unblamed[call.index] += 1
+        if self._unblamed[call.index] <= _UNBLAMED_REQUEUES:
+            self._queue.appendleft((call.index, call.attempt))
+            return
+        self._finish(call, MeasureStatus.WORKER_LOST, "lost while measuring: its worker died under it "
+                     f"{self._unblamed[call.index]} times", host)
+        self.stats.worker_lost += 1
 
     def _finish(self, call: _Call, status: MeasureStatus, text: str, host: str) -> None:
         self._finished.append((call.index, MeasureResult(status, [], 0.0, text, host)))

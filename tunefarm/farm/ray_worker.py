@@ -12,6 +12,7 @@ import os
 import ray
 
 from .candidate import Candidate
+from .journal import TrialJournal, journal_dir
 from .measure import internal_error_result, make_measurer
 from .progress import Progress
 
@@ -25,12 +26,14 @@ class MeasureWorker:
             import tunefarm.runtime  # noqa: F401
             import tunefarm.schedule  # noqa: F401
         self._progress = Progress()
+        ctx = ray.get_runtime_context()
+        self._journal = TrialJournal(os.path.join(journal_dir(), f"{ctx.get_actor_id()}.json"))
 
     def info(self) -> dict:
-        """Where this actor runs (answered once it is constructed: the driver's readiness check)."""
+        """Where this actor runs and its trial journal (the driver's readiness check and ping after a crash)."""
         ctx = ray.get_runtime_context()
         return {"pid": os.getpid(), "node_id": ctx.get_node_id(), "host": self._measurer.host,
-                "compiles": self._measurer.compiles}
+                "compiles": self._measurer.compiles, "journal": self._journal.snapshot()}
 
     def measure(self, token: int, wire: list, workload) -> tuple:
         """Measure one candidate; returns ``(token, result dict, compiles so far)``."""
@@ -39,13 +42,18 @@ class MeasureWorker:
             wire = list(wire)
             wire[1] = workload
             cand = Candidate.from_wire(tuple(wire))
+            self._journal.started(token)
             self._progress.start(token)
             result = self._measurer.measure(cand, self._progress)
         except Exception as e:  # noqa: BLE001 - never lose the reply
             result = internal_error_result(e, host)
         finally:
             self._progress.finish()
-        return token, result.to_dict(), self._measurer.compiles
+        out = result.to_dict()
+        self._journal.finished(token, out, self._measurer.compiles)
+        if getattr(self._measurer, "exit_after_reply_is_journalled", False):
+            os._exit(1)  # fault drill (simulate.py's lost_reply): the process dies before Ray sends the reply
+        return token, out, self._measurer.compiles
 
     @ray.method(concurrency_group="control")
     def progress(self) -> dict:

@@ -3,7 +3,8 @@
 A farm started with ``measurer="simulate"`` runs this instead of replay/build/time. The candidate's trace JSON
 says what the "measurement" does: spend some build time (CPU spinning or sleeping), hold the host measurement
 lock for some run time, or fail in a real way (a genuine segfault of the worker process, a hang, an exception,
-a wrong result). The farm machinery around it (processes, actors, timeouts, crash recovery, backpressure,
+a wrong result, or ``lost_reply``: a good measurement whose worker then dies before replying, which is what
+happens to a finished trial's reply when the next trial crashes the process at once). The farm machinery around it (processes, actors, timeouts, crash recovery, backpressure,
 metrics) is exactly the production one, so this measures the farm's own overhead and lets one rehearse
 hundreds of workers on a laptop (see benchmarks/bench_farm.py).
 """
@@ -18,7 +19,7 @@ from .progress import Progress
 from .measure_lock import HostMeasureLock
 from .result import MeasureResult, MeasureStatus
 
-BEHAVIORS = ("ok", "segfault", "hang", "raise", "wrong", "build_error")
+BEHAVIORS = ("ok", "segfault", "hang", "raise", "wrong", "build_error", "lost_reply")
 
 
 def simulated_trace(behavior: str = "ok", build_secs: float = 0.0, run_secs: float = 1e-4,
@@ -49,6 +50,7 @@ class SimulatedMeasurer:
         self.lock = HostMeasureLock(lock_path).open()
         self.compiles = 0
         self.host = socket.gethostname()
+        self.exit_after_reply_is_journalled = False  # set by a lost_reply trial; the Ray worker obeys it
 
     def measure(self, cand: Candidate, progress: Progress | None = None) -> MeasureResult:
         spec = cand.trace_value()
@@ -84,4 +86,5 @@ class SimulatedMeasurer:
                 self.lock.release()
         else:
             time.sleep(run * cand.repeat)
+        self.exit_after_reply_is_journalled = behavior == "lost_reply"
         return MeasureResult(MeasureStatus.OK, [run] * cand.repeat, build_secs, None, self.host)
