@@ -15,7 +15,7 @@ import os
 import tempfile
 import uuid
 
-_KEEP = 64  # entries kept; far more than the calls one actor ever has queued
+_KEEP = 16  # entries kept: more than the calls one actor has queued (inflight_per_worker)
 
 
 def journal_dir() -> str:
@@ -31,43 +31,66 @@ def journal_dir() -> str:
 
 
 class TrialJournal:
-    """Append-style record ``[{token, pid, result?, compiles?}]`` (``pid``: the writing incarnation), rewritten atomically (``os.replace``)."""
+    """Append-only JSON lines ``{token, pid[, result, compiles]}`` (``pid``: the writing incarnation).
+
+    One ``write`` per event, no fsync: the file has to outlive the process, not the machine. A line cut short
+    by a crash is ignored on reading. The file is compacted to its last ``_KEEP`` entries now and then.
+    """
 
     def __init__(self, path: str):
         self.path = path
         self.pid = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"  # this incarnation (pids can be reused)
         self.entries = self._read()
         self.broken = False  # a write failed: the journal is off and the driver falls back to inference
+        self._file = None
+        self._lines = 0
 
     def _read(self) -> list[dict]:
+        entries: dict[int, dict] = {}
         try:
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError):  # first incarnation, or a write cut short by a crash: nothing to recover
+                for line in f:
+                    try:
+                        e = json.loads(line)
+                    except ValueError:  # the tail of a crashed write
+                        continue
+                    if isinstance(e, dict) and isinstance(e.get("token"), int):
+                        entries.setdefault(e["token"], {}).update(e)
+        except OSError:  # first incarnation: nothing to recover
             return []
-        return [e for e in data if isinstance(e, dict) and isinstance(e.get("token"), int)] \
-            if isinstance(data, list) else []
+        return list(entries.values())[-_KEEP:]
 
     def started(self, token: int) -> None:
-        self.entries.append({"token": token, "pid": self.pid})
-        self._write()
+        e = {"token": token, "pid": self.pid}
+        self.entries.append(e)
+        self._append(e)
 
     def finished(self, token: int, result: dict, compiles: int) -> None:
-        for e in reversed(self.entries):
-            if e["token"] == token and e.get("pid") == self.pid:
-                e["result"], e["compiles"] = result, compiles
+        e = {"token": token, "pid": self.pid, "result": result, "compiles": compiles}
+        for old in reversed(self.entries):
+            if old["token"] == token and old.get("pid") == self.pid:
+                old.update(e)
                 break
-        self._write()
+        self._append(e)
 
-    def _write(self) -> None:
+    def _append(self, entry: dict) -> None:
         if self.broken:
             return
-        del self.entries[:-_KEEP]
-        tmp = f"{self.path}.{self.pid}.tmp"
         try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(self.entries, f)
-            os.replace(tmp, self.path)
+            if self._file is None or self._lines >= 8 * _KEEP:  # (re)start the file from the kept entries
+                del self.entries[:-_KEEP]
+                if self._file is not None:
+                    self._file.close()
+                tmp = f"{self.path}.{self.pid}.tmp"
+                with open(tmp, "w", encoding="utf-8") as f:
+                    f.writelines(json.dumps(e) + "\n" for e in self.entries)
+                os.replace(tmp, self.path)
+                self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - lives with the actor
+                self._lines = len(self.entries)
+                return
+            self._file.write(json.dumps(entry) + "\n")
+            self._file.flush()
+            self._lines += 1
         except OSError:  # a full disk must not fail trials; a later incarnation must not trust a stale file
             self.broken = True
             try:
