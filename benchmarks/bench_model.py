@@ -7,7 +7,13 @@ For each batch size (1 and 64): tune the model's kernels (``tune_model``; resume
 second run measures nothing new), compile it from the database, check it against numpy (max abs error
 <= 1e-4 on random inputs, identical argmax), then time one call *through Python, as a user calls it*
 (``exe(x)``, ``np`` expression, ``torch`` forward under ``no_grad``), all single-threaded, side by side:
-the frameworks take turns in every round and the table shows the median over rounds.
+the frameworks take turns in every round and the table shows the median over rounds. With ``--breakdown``
+(default) it also prints where one call goes: each kernel alone (best trace, weights packed as the model
+stores them, timed in native code), the whole model's native entry, and the Python call.
+
+Floor: the batch-64 model is 13 MFLOP, i.e. >= 127 us at this machine's measured AVX2 FMA peak (102.4
+GFLOP/s, ``benchmarks/fma_peak.py``); the hidden layer's 4 x 16 register-tile kernel reaches about 97% of it
+when the machine is quiet (~130 us).
 
 TVM: when ``apache-tvm`` is installed (``--tvm``, the default then), Apache TVM 0.27 tunes the same MLP with the
 same weights here, after tunefarm's farm is closed: ``benchmarks/tvm_side.py`` in a subprocess (Relax
@@ -77,6 +83,38 @@ def side_by_side(contenders: dict, rounds: int, seconds: float) -> dict:
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def time_breakdown(mod, named, exe, x, database, target, rounds: int) -> dict:
+    """Where one call's time goes: each kernel alone (its best trace, weights packed as the model stores them,
+    timed in native code) and the composed model's native entry without the Python call; medians over
+    ``rounds`` alternating rounds, in us."""
+    from tunefarm.farm.measure import rewrite_layout_free
+    from tunefarm.graph.compile import _open_db, schedule_kernel
+    from tunefarm.graph.pipeline import prepare
+    from tunefarm.graph.tasks import extract_tasks
+    from tunefarm.runtime import build
+
+    db = _open_db(database)
+    rng = np.random.default_rng(0)
+    timers = {}
+    for task in extract_tasks(prepare(mod, named, None), prepared=True):
+        func, _ = schedule_kernel(task.func.with_name("main"), db, target)
+        func, packers = rewrite_layout_free(func)
+        arrays = [rng.random(p.const_shape(), dtype=np.float32) for p in task.func.params]
+        for i, pack in packers:
+            arrays[i] = pack(arrays[i])
+        timers[task.name] = (build(func, target), "main", arrays)
+    if exe.kind == "native":
+        args = [x if kind == "input" else exe.constants[i] if kind == "const" else exe(x) for kind, i in
+                exe.meta["param_order"]]
+        timers["model (native entry)"] = (exe.module, exe.meta["entry_symbol"], args)
+    times = {name: [] for name in timers}
+    for _ in range(rounds):
+        for name, (module, symbol, arrays) in timers.items():
+            res = module.time_evaluator(symbol, number=max(5, 2000 // x.shape[0]), repeat=1)(*arrays).results
+            times[name].append(res[0] * 1e6)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", default=str(DEFAULT_PARAMS) if DEFAULT_PARAMS.exists() else None,
@@ -89,6 +127,8 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=7, help="measurement rounds (median reported)")
     p.add_argument("--seconds", type=float, default=0.1, help="length of one timing loop")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--breakdown", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time each kernel alone and the model's native entry (where a call's time goes)")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from tvm_side import run_tvm_mlp, tvm_available  # benchmarks/tvm_side.py: never imports tvm here
 
@@ -132,6 +172,12 @@ def main(argv=None) -> int:
                 contenders["torch"] = (run, to_t(x))
             t = side_by_side(contenders, args.rounds, args.seconds)
             rows.append((batch, t, err, exe.kernels))
+            if args.breakdown:
+                parts = time_breakdown(mod, named, exe, x, args.db if os.path.exists(args.db) else None,
+                                       exe.meta["target"], args.rounds)
+                print(f"batch {batch}: where a call goes (native, us, medians): " +
+                      ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) +
+                      f"; the Python call exe(x): {t['tunefarm']:.2f}")
     finally:
         if owned:
             farm.close()

@@ -12,6 +12,13 @@ defaults:
 - a packing sketch: the operand that ignores some output dimension (B of ``A @ B``, the weights of a
   convolution) is copied into a contiguous ``local`` panel per outer tile and reused by all the others
   (``cache_read`` + ``compute_at``), as an expert's BLIS-style kernel does;
+- a register-tile (micro-kernel) sketch, the BLIS inner kernel: the innermost spatial tile is ``rows x cols``
+  with ``cols`` whole vectors of the contiguous dimension and ``rows * cols / lanes`` accumulators filling most
+  of the vector register file (4 x 16 on AVX2: eight FMA chains, two weight vectors, one broadcast), the level
+  above it is 1 so the write-back (with the epilogues) sits right outside the reduction, the reduction's
+  inner step is 1, 2 or 4, and the unroll depth is never 0 (a rolled 4 x 16 tile ran 5x slower). Constant
+  weights need no packing copy here: the compiled model stores them in the order the kernel reads them
+  (``graph/layout.py``), so the kernel streams a contiguous ``[N / cols][K][cols]`` panel;
 - for reductions with a small output whose inputs are contiguous along the reduction (a dense layer on one
   input row), an ``rfactor`` sketch: the reduction's inner part becomes vector lanes of partial sums, so the
   weights are read with contiguous vector loads instead of gathers;
@@ -28,8 +35,9 @@ Tile sizes are ``sample_perfect_tile`` decisions. Most samples draw the innermos
 dimension as a whole number of vector registers (the draw is recorded as the decision, so replay and
 mutation are unchanged); the rest are uniform over all tilings.
 
-Structural choices (write cache or not, at which level, packing, rfactor) make several *sketches*; a space samples
-one per call, and mutation only edits decisions, so a mutant keeps its sketch (as in MetaSchedule).
+Structural choices (write cache or not, at which level, packing, register tile, rfactor) make several
+*sketches*; a space samples one per call, and mutation only edits decisions, so a mutant keeps its sketch (as in
+MetaSchedule).
 """
 from __future__ import annotations
 
@@ -111,7 +119,7 @@ class AutoSpace(SpaceGenerator):
     def __init__(self, n_cores: int | None = None, max_innermost_factor: int = 64, max_vectorize_extent: int = 64,
                  unroll_steps=UNROLL_STEPS, write_cache_levels=(1, 2), parallel_jobs_per_core=(1, 4, 16, 64),
                  vector_lanes: int = 8, vector_bias: float = 0.75, rfactor_max_spatial: int = 4096,
-                 pack_reads: bool = True):
+                 pack_reads: bool = True, microkernel: bool = True, vector_registers: int = 16):
         self.n_cores = n_cores or (os.cpu_count() or 1)
         self.max_innermost_factor = max_innermost_factor
         self.max_vectorize_extent = max_vectorize_extent
@@ -123,6 +131,8 @@ class AutoSpace(SpaceGenerator):
         self.vector_bias = float(vector_bias)
         self.rfactor_max_spatial = rfactor_max_spatial
         self.pack_reads = pack_reads
+        self.microkernel = microkernel
+        self.vector_registers = vector_registers
 
     @classmethod
     def for_target(cls, target, **kwargs) -> "AutoSpace":
@@ -133,20 +143,24 @@ class AutoSpace(SpaceGenerator):
         if isinstance(bits, int) and bits > 0:
             lanes = max(4, bits // 32)
         kwargs.setdefault("vector_lanes", lanes)
+        kwargs.setdefault("vector_registers", 32 if lanes >= 16 else 16)  # AVX-512 doubles the register file
         return cls(n_cores=target_cores(target), **kwargs)
 
     # ---------------------------------------------------------------------------------------------------
     def sample(self, func: PrimFunc, seed: int) -> Schedule:
         sch = Schedule(func, seed=seed)
         rng = random.Random(seed ^ 0x5DEECE66D)  # structural (sketch) choices and biased tile draws
+        registers: list = []  # blocks given a register-tile sketch
         self._auto_inline(sch)
         tiled: set = set()
         for name in block_info.leaf_blocks(sch.mod["main"]):
-            if block_info.needs_multi_level_tiling(sch.mod["main"], name):
-                tiled |= self._tile_reduction(sch, name, rng)
+            # an earlier block's sketch may have folded this one into its write-back (bias, ReLU)
+            if name in block_info.leaf_blocks(sch.mod["main"]) and \
+                    block_info.needs_multi_level_tiling(sch.mod["main"], name):
+                tiled |= self._tile_reduction(sch, name, rng, registers)
         self._random_compute_location(sch, tiled)
         self._split_for_vectors(sch, tiled, rng)
-        self._annotate_root(sch)
+        self._annotate_root(sch, unroll_required=bool(registers))
         return sch
 
     # -- rules --------------------------------------------------------------------------------------------
@@ -179,8 +193,9 @@ class AutoSpace(SpaceGenerator):
                     break
         return sch.sample_perfect_tile(loop, n=n, max_innermost_factor=limit, decision=decision)
 
-    def _tile_reduction(self, sch: Schedule, name: str, rng: random.Random) -> set:
-        """Pick a sketch for a reduction block and apply it; returns the names of the blocks it tiled."""
+    def _tile_reduction(self, sch: Schedule, name: str, rng: random.Random, registers: list) -> set:
+        """Pick a sketch for a reduction block and apply it; returns the names of the blocks it tiled (and
+        appends ``name`` to ``registers`` when the sketch is a register tile, which must be unrolled)."""
         func = sch.mod["main"]
         sketches: list = [0] + [lvl for lvl in self.write_cache_levels]
         packable = block_info.packable_read(func, name) if self.pack_reads else None
@@ -189,15 +204,86 @@ class AutoSpace(SpaceGenerator):
         rf_loop = block_info.rfactor_candidate(func, name, self.rfactor_max_spatial)
         if rf_loop is not None:
             sketches.append("rfactor")
+        micro = self._microkernel_plan(func, name) if self.microkernel else None
+        if micro is not None:
+            sketches.append("micro")
         choice = rng.choice(sketches)
         if choice == "rfactor":
             return self._rfactor_tiling(sch, name, rf_loop, rng)
         if choice == "pack":
             return self._multi_level_tiling(sch, name, rng, 0, packable)
+        if choice == "micro":
+            registers.append(name)
+            fixed = self._microkernel_decisions(sch, name, micro, rng)
+            return self._multi_level_tiling(sch, name, rng, 2, decisions=fixed)
         return self._multi_level_tiling(sch, name, rng, choice)
 
+    # -- the register-tile (micro-kernel) sketch ------------------------------------------------------------
+    def _register_tiles(self, row_ext: int, col_ext: int) -> list[tuple[int, int, int]]:
+        """``(rows, cols, accumulators)`` register tiles: ``cols`` a whole number of vectors dividing the
+        contiguous extent (or all of a short one), ``rows`` dividing the other, and the accumulators plus one
+        vector per column group plus a broadcast fitting the register file."""
+        lanes = self.vector_lanes
+        cols = [c for c in range(lanes, 4 * lanes + 1, lanes) if col_ext % c == 0]
+        if not cols:  # ragged: 10 outputs as one tile, a 28-wide image row as 7, 14 or 28 lanes (7/8 of the vectors)
+            cols = [c for c in range(lanes // 2 + 1, 4 * lanes + 1)
+                    if col_ext % c == 0 and (c / (-(-c // lanes) * lanes) >= 0.75 or c == col_ext <= 2 * lanes)]
+        out = []
+        for c in cols:
+            vecs = -(-c // lanes)
+            for r in range(1, min(row_ext, 16) + 1):
+                if row_ext % r == 0 and r * vecs + vecs + 1 <= self.vector_registers:
+                    out.append((r, c, r * vecs))
+        return out
+
+    def _microkernel_plan(self, func, name: str):
+        """``(contiguous loop, {row loop: tiles})`` when a register-tile kernel fits the block, else None.
+
+        Row loops are the other spatial loops with extent > 1 (a sample picks one: a convolution's output
+        channels share the input vectors, its image rows share the weights); tiles with fewer than four
+        accumulators (a dense layer on one row) are not worth a sketch: the FMA latency would not be hidden.
+        """
+        kinds = block_info.loop_kinds(func, name)
+        c = block_info.contiguous_loop_index(func, name)
+        if c is None:
+            return None
+        _, loops = block_info.locate(func, name)
+        exts = [lp.const_extent() for lp in loops]
+        if any(e is None for e in exts):
+            return None
+        plan = {}
+        for row, kind in enumerate(kinds):
+            if kind == "S" and row != c and exts[row] > 1:
+                tiles = [t for t in self._register_tiles(exts[row], exts[c]) if t[2] >= 4]
+                if tiles:
+                    plan[row] = tiles
+        return (c, plan) if plan else None
+
+    def _microkernel_decisions(self, sch: Schedule, name: str, plan, rng: random.Random) -> dict:
+        """Tile decisions of one micro-kernel sample, by loop index: the register tile is the innermost
+        spatial level, the level above it is 1 (the write-back sits right outside the reduction), the
+        reduction's inner level is a short unrollable step (1, 2 or 4), outer levels are random."""
+        c, rows_tiles = plan
+        row = rng.choice(sorted(rows_tiles))
+        tiles = rows_tiles[row]
+        weights = [acc * acc for _, _, acc in tiles]  # fuller register files hide FMA latency better
+        rows, cols, _ = rng.choices(tiles, weights=weights)[0]
+        kinds = block_info.loop_kinds(sch.mod["main"], name)
+        _, loops = block_info.locate(sch.mod["main"], name)
+        out = {}
+        for k, (lp, kind) in enumerate(zip(loops, kinds)):
+            ext = lp.const_extent()
+            if kind == "S":
+                inner = cols if k == c else rows if k == row else 1
+                a, b = draw_perfect_tile(rng, ext // inner, 2, None)
+                out[k] = [a, b, 1, inner]
+            elif kind == "R":
+                step = rng.choice([u for u in (1, 2, 4) if ext % u == 0])
+                out[k] = [ext // step, step]
+        return out
+
     def _multi_level_tiling(self, sch: Schedule, name: str, rng: random.Random, cache_level: int,
-                            pack: tuple | None = None) -> set:
+                            pack: tuple | None = None, decisions: dict | None = None) -> set:
         """Tile ``name`` SSRSRS; with ``cache_level`` 1 or 2, accumulate in a ``local`` write cache written
         back (with the elementwise epilogues folded in) at the end of that spatial tile level.
 
@@ -205,6 +291,9 @@ class AutoSpace(SpaceGenerator):
         ``A @ B``) is copied into a contiguous ``local`` panel once per outer tile of the loops it uses, which
         go first; the panel is then reused by every tile of the other loops (no cache-set conflicts from
         power-of-two row strides). The accumulator is written back per tile, just outside the reduction.
+
+        ``decisions`` (loop index -> tile factors) fixes the first draw of those loops (the micro-kernel
+        sketch); they are recorded as ordinary ``sample_perfect_tile`` decisions, so mutation edits them.
         """
         block = sch.get_block(name)
         func = sch.mod["main"]
@@ -215,7 +304,14 @@ class AutoSpace(SpaceGenerator):
         r_tiles: list[list] = [[], []]
         own0, own1 = [], []  # the packed buffer's spatial loops at levels 0 and 1
         for k, (loop, kind) in enumerate(zip(loops, kinds)):
-            if kind == "S":
+            fixed = (decisions or {}).get(k)
+            if fixed is not None and kind in ("S", "R"):
+                parts = sch.split(loop, factors=sch.sample_perfect_tile(
+                    loop, n=len(fixed), max_innermost_factor=self.max_innermost_factor, decision=fixed))
+                levels = s_tiles if kind == "S" else r_tiles
+                for lvl in range(len(fixed)):
+                    levels[lvl].append(parts[lvl])
+            elif kind == "S":
                 parts = sch.split(loop, factors=self._tile(sch, loop, 4, rng, k == contiguous))
                 for lvl in range(4):
                     s_tiles[lvl].append(parts[lvl])
@@ -338,7 +434,9 @@ class AutoSpace(SpaceGenerator):
             except ScheduleError:
                 continue
 
-    def _annotate_root(self, sch: Schedule) -> None:
+    def _annotate_root(self, sch: Schedule, unroll_required: bool = False) -> None:
+        """Parallel extent, vector extent, unroll depth; a register tile only lives in registers once its
+        loops are unrolled (measured: a 4 x 16 tile left rolled runs 5x slower), so then depth 0 is not offered."""
         root = sch.get_block("root")
         if len(self.parallel_extents) > 1:
             n = len(self.parallel_extents)
@@ -347,8 +445,11 @@ class AutoSpace(SpaceGenerator):
         else:
             sch.annotate(root, PARALLEL_KEY, self.parallel_extents[0])
         sch.annotate(root, VECTORIZE_KEY, self.max_vectorize_extent)
-        n = len(self.unroll_steps)
-        v = sch.sample_categorical(candidates=list(self.unroll_steps), probs=[1.0 / n] * n)
+        steps = list(self.unroll_steps)
+        if unroll_required and any(x > 0 for x in steps):
+            steps = [x for x in steps if x > 0]
+        n = len(steps)
+        v = sch.sample_categorical(candidates=steps, probs=[1.0 / n] * n)
         sch.annotate(root, UNROLL_KEY, v)
 
 
