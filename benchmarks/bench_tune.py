@@ -14,8 +14,8 @@ the other's thread team and its timing comes out 10-400x too slow (libgomp threa
 waiting for a descheduled team mate), which poisons the search. ``--cores 1 --workers 2`` measures
 single-thread kernels two at a time (the throughput configuration). Printed per workload: best latency, TVM
 MetaSchedule's, numpy single-thread (measured now; the quoted value too), the ratios, trials per second, the
-wall time to reach TVM's best, the driver's own CPU per trial (search + cost model), and the cost model's
-held-out pairwise ranking accuracy.
+wall time to reach TVM's best, the driver's own CPU per trial (search + cost model), the cost model's
+held-out pairwise ranking accuracy, and (JSON lines) how many trials the early stop timed fewer times.
 
 TVM: when ``apache-tvm`` is installed (``--tvm``, the default then), Apache TVM 0.27 MetaSchedule tunes the
 same workloads here, in the same run, after tunefarm's farm is closed: ``benchmarks/tvm_side.py`` in a
@@ -28,6 +28,7 @@ they are the only TVM figures and the trials/s ratio uses their mean.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -115,6 +116,16 @@ def time_to_reach(db, key, target, latency_us: float, job_id: int) -> float | No
     return (hit.created.iloc[0] - start).total_seconds()
 
 
+def early_stopped(db_path: str, repeat: int) -> int:
+    """OK records timed fewer than ``repeat`` times: the tuner's early stop of programs far slower than the
+    task's best (``tunefarm.search.tune.EARLY_STOP_FACTOR``)."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db_path)) as conn:
+        rows = conn.execute("SELECT run_secs_json FROM records WHERE status = 'ok'").fetchall()
+    return sum(1 for (text,) in rows if text and len(json.loads(text)) < repeat)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=256)
@@ -149,6 +160,7 @@ def main(argv=None) -> int:
     import tunefarm
     from tunefarm.farm import LocalFarm, RayFarm
     from tunefarm.ir.structural import workload_key
+    from tunefarm.search.tune import DEFAULT_MEASURE
     from tunefarm.search.workloads import builtin_workload
 
     target = tunefarm.Target(f"llvm -num-cores={args.cores}")
@@ -202,6 +214,7 @@ def main(argv=None) -> int:
             "model_ms_per_trial": 1e3 * result.model_cpu_secs / max(1, result.trials),
             "model_pair_acc": m.pairwise_accuracy, "model_top_k_recall": m.top_k_recall,
             "build_s_median": float(result.database.records(key).build_secs.median()),
+            "early_stopped": early_stopped(result.database.path, DEFAULT_MEASURE["repeat"]),
             "statuses": {k: v for k, v in result.database.records(key).status.value_counts().items() if v}})
         print(json.dumps(rows[-1], default=str), flush=True)
 

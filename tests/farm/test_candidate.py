@@ -52,5 +52,16 @@ def test_bad_text_forms_raise_clear_errors():
         Candidate("k", "[1]", [], T).workload_dict()
     with pytest.raises(CandidateError, match="trace_json is not valid JSON"):
         Candidate("k", {}, "[", T).trace_value()
-    with pytest.raises(CandidateError, match="11-tuple"):
+    with pytest.raises(CandidateError, match="12-tuple"):
         Candidate.from_wire(("k",))
+
+
+def test_stop_above_s_crosses_the_wire_and_old_wire_form_still_loads():
+    c = Candidate("k", {"f": 1}, [], T, stop_above_s=0.25)
+    wire = json.loads(json.dumps(c.to_wire()))
+    assert len(wire) == 12 and Candidate.from_wire(wire).stop_above_s == 0.25
+    old = Candidate.from_wire(tuple(wire[:11]))  # a sender from before the field: no early stop
+    assert old.stop_above_s is None and old.workload_key == "k"
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "1"):
+        with pytest.raises(CandidateError, match="stop_above_s"):
+            Candidate("k", {}, [], T, stop_above_s=bad)

@@ -130,3 +130,47 @@ def test_constant_weights_are_measured_in_the_packed_layout_the_model_uses(measu
     assert r.status is MeasureStatus.OK, r.error
     # the same schedule without the attribute keeps the plain layout
     assert rewrite_layout_free(Trace.from_json(tiled_trace(plain)).replay(plain).mod["main"])[1] == []
+
+
+# --- timing with an early stop ---------------------------------------------------------------------------
+def _counting_call():
+    """A bound kernel that adds 1 to ``B[0]`` per call, so ``B[0]`` counts the calls the timing made."""
+    from farm_programs import _one_loop_func
+    from tunefarm.runtime import build
+
+    mod = build(_one_loop_func("count", 1, lambda A, B, i: B[i % 16] + 1.0), HOST)
+    b = np.zeros(16, "float32")
+    return mod["main"].bind(np.zeros(16, "float32"), b), b
+
+
+def test_time_repeats_counts_its_calls_and_stops_after_a_slow_repeat():
+    from tunefarm.farm.measure import time_repeats
+
+    bound, b = _counting_call()
+    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0)
+    assert len(r) == 4 and all(s > 0 for s in r)
+    assert b[0] == 1 + 4 * 3  # warm-up + repeats x number
+    b[0] = 0
+    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0, warmed=True)
+    assert len(r) == 4 and b[0] == 4 * 3  # the caller's run was the warm-up
+    b[0] = 0
+    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0, stop_above_s=1e-12)
+    assert len(r) == 2 and min(r) > 0 and b[0] == 1 + 2 * 3  # stopped after two slow repeats
+    b[0] = 0
+    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0, stop_above_s=10.0)
+    assert len(r) == 4 and b[0] == 1 + 4 * 3  # never slower than 10 s per call: no early stop
+
+
+def test_an_early_stopped_candidate_is_ok_with_the_repeats_it_got(measurer):
+    f = matmul_func(64)
+    full = measurer.measure(candidate(f, tiled_trace(f), repeat=5))
+    stopped = measurer.measure(candidate(f, tiled_trace(f), repeat=5, stop_above_s=1e-9))
+    assert full.ok and stopped.ok, (full.error, stopped.error)
+    assert len(full.run_secs) == 5
+    assert len(stopped.run_secs) == 2  # slower than the cutoff: two real timings, then stop
+    # they are real measurements of the same program: the same order of magnitude as the full timing
+    assert all(0.2 < s / full.median_secs < 5.0 for s in stopped.run_secs)
+    unchecked = measurer.measure(candidate(f, tiled_trace(f), repeat=5, stop_above_s=1e-9, check=False))
+    assert unchecked.ok and len(unchecked.run_secs) == 2  # without a check run the repeats alone decide
+    relaxed = measurer.measure(candidate(f, tiled_trace(f), repeat=5, stop_above_s=100 * full.median_secs))
+    assert relaxed.ok and len(relaxed.run_secs) == 5

@@ -791,3 +791,43 @@ def part(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
     after = sch.mod["main"]
     assert "for ax0 in range(10):" in after.script() and "v0 = T.axis.spatial(16, ax0 + 3)" in after.script()
     assert_same_numbers(before, after)  # C[0:3] and C[13:16] keep the 7s
+
+
+def test_compute_at_legal_agrees_with_compute_at_on_every_loop():
+    from tunefarm.schedule.error import ScheduleError
+    from tunefarm.schedule.primitives.compute_location import compute_at_legal
+
+    before = parse(MM_RELU.replace("128", "32"))
+    sch = Schedule(before)
+    i, j = sch.get_loops(sch.get_block("C"))
+    sch.split(j, factors=[None, 8])
+    f = sch.mod["main"]
+    loops = [p[-1].loop_var for p in iter_paths(f.body) if isinstance(p[-1], S.For)]
+    verdicts = []
+    for block in ("Y", "C"):
+        for v in loops:
+            try:
+                compute_at(f, block, v, True)
+                ok = True
+            except ScheduleError:
+                ok = False
+            assert compute_at_legal(f, block, v, True) is ok, (block, v.name)
+            verdicts.append(ok)
+    assert any(verdicts) and not all(verdicts)  # both answers were exercised
+
+
+def test_compaction_without_region_inference_differs_only_in_block_regions():
+    sch, block, loops = _tiled_matmul(64, (2, 1, 2, 16), (2, 1, 2, 16), (32, 2))
+    wb = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(wb, loops[3], preserve_unit_loops=True)
+    sch.decompose_reduction(block, loops[4])
+    final = sch.mod["main"]
+
+    def without_regions(text):
+        return "\n".join(line for line in text.splitlines() if "T.reads" not in line and "T.writes" not in line)
+
+    full = compact_buffer_allocations(final)
+    fast = compact_buffer_allocations(final, infer_regions=False)
+    assert full.script() != final.script()  # something was compacted
+    assert without_regions(fast.script()) == without_regions(full.script())
+    assert_matmul(fast, 64, seed=5)

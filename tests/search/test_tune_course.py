@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 import tunefarm
 from tunefarm.script import T, ir_module
@@ -110,3 +111,49 @@ def test_tune_tasks_shares_the_budget_between_workloads(tmp_path, target, farm, 
     assert [t[0] for t in config["tasks"]] == ["mm", "relu"] and config["max_trials"] == 8
     for name in ("mm", "relu"):
         assert result.best_record(name).status.value == "ok"
+
+
+class _RecordingFarm(tunefarm.farm.base.Farm):
+    """Measures nothing: answers each candidate with a latency derived from its position, and keeps the
+    candidates it was given (to check what the tuner asked the workers to do)."""
+
+    def __init__(self, target):
+        super().__init__()
+        self._target = target
+        self.batches: list = []
+
+    @property
+    def target(self):
+        return self._target
+
+    @property
+    def num_workers(self) -> int:
+        return 1
+
+    def submit(self, candidates):
+        from tunefarm.farm import MeasureResult, MeasureStatus
+
+        self.batches.append(list(candidates))
+        base = len(self.batches)
+        for i, _ in enumerate(candidates):
+            yield i, MeasureResult(MeasureStatus.OK, [1e-3 * (10 - base + 0.01 * i)] * 3, 0.1)
+
+
+def test_early_stop_cutoff_is_a_multiple_of_the_best_latency_so_far(tmp_path, target, mm64):
+    from tunefarm.search.tune import tune
+
+    farm = _RecordingFarm(target)
+    tune(mm64, target=target, max_trials=24, trials_per_round=8, database=str(tmp_path / "a.sqlite"),
+                  farm=farm, seed=0, pipeline=False, early_stop=3.0)
+    assert len(farm.batches) == 3
+    assert all(c.stop_above_s is None for c in farm.batches[0])  # nothing measured yet: no cutoff
+    # after batch b (1-based) the best median is 1e-3 * (10 - b): the cutoff is three times that
+    for b, batch in enumerate(farm.batches[1:], start=1):
+        assert all(c.stop_above_s == pytest.approx(3.0 * 1e-3 * (10 - b)) for c in batch)
+    off = _RecordingFarm(target)
+    tune(mm64, target=target, max_trials=16, trials_per_round=8, database=str(tmp_path / "b.sqlite"),
+                  farm=off, seed=0, pipeline=False, early_stop=None)
+    assert all(c.stop_above_s is None for batch in off.batches for c in batch)
+    with pytest.raises(ValueError, match="early_stop"):
+        tune(mm64, target=target, max_trials=8, database=str(tmp_path / "c.sqlite"), farm=off,
+                      early_stop=0.5)

@@ -104,7 +104,7 @@ def lower(func: PrimFunc, name: str | None = None, unroll_in_ir: bool = False) -
     name = name or func.attrs.get("global_symbol") or func.name
     compact = _compactor()
     if compact is not None:
-        func = compact(func)
+        func = compact(func, infer_regions=False)  # nothing below reads block regions
     blocks = lower_blocks(func.body, func.symbolic_vars())
     body = plan_allocations(blocks.body, [b for b in blocks.allocations if b not in func.params])
     body = unroll_loops(body, in_ir=unroll_in_ir)

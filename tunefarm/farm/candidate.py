@@ -13,7 +13,8 @@ import math
 from typing import Any
 
 
-_WIRE_FIELDS = 11
+_WIRE_FIELDS = 12
+_OLD_WIRE_FIELDS = 11  # before ``stop_above_s``: still accepted (no early stop)
 
 
 class CandidateError(ValueError):
@@ -38,6 +39,12 @@ class Candidate:
     - ``reference_json``: optional program (dict or JSON text, same parameters as the workload) whose output
       defines "correct"; by default the unscheduled workload itself (tinygrad-style validation). Useful to
       check a hand-written kernel against a simple one.
+    - ``stop_above_s``: optional early stop of the timing (seconds per call). A candidate whose check run
+      (``perf_counter`` around it) and first two timed repeats all take longer than this gets no further
+      repeats: its ``run_secs`` holds those two timings (real, under the host lock) instead of ``repeat``, and
+      the check run served as its warm-up call. Without ``check`` the repeats alone decide. The tuner sets it
+      to a multiple of the task's best latency so far: a program several times slower than the best cannot
+      become the best, and its repeats were most of the measurement time of slow kernels.
     """
 
     workload_key: str
@@ -51,6 +58,7 @@ class Candidate:
     check: bool = True
     task: str = ""
     reference_json: Any = None
+    stop_above_s: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.workload_key, str) or not self.workload_key:
@@ -73,6 +81,11 @@ class Candidate:
         if self.reference_json is not None and not isinstance(self.reference_json, (dict, str)):
             raise CandidateError("reference_json must be None, a dict or its JSON text, got "
                                  f"{type(self.reference_json).__name__}")
+        if self.stop_above_s is not None and (
+                not isinstance(self.stop_above_s, (int, float)) or isinstance(self.stop_above_s, bool)
+                or not math.isfinite(self.stop_above_s) or self.stop_above_s <= 0):
+            raise CandidateError(f"stop_above_s must be None or a positive number of seconds, got "
+                                 f"{self.stop_above_s!r}")
         if not isinstance(self.task, str):
             raise CandidateError(f"task must be a string, got {type(self.task).__name__}")
         if not self.task:
@@ -101,11 +114,12 @@ class Candidate:
         """A flat tuple of plain values for sending to a worker; ``workload_text`` replaces the workload."""
         return (self.workload_key, workload_text if workload_text is not None else self.workload_json,
                 self.trace_json, self.target, float(self.timeout_s), self.number, self.repeat,
-                float(self.min_repeat_ms), bool(self.check), self.task, self.reference_json)
+                float(self.min_repeat_ms), bool(self.check), self.task, self.reference_json,
+                None if self.stop_above_s is None else float(self.stop_above_s))
 
     @classmethod
     def from_wire(cls, wire: tuple) -> "Candidate":
-        if not isinstance(wire, (tuple, list)) or len(wire) != _WIRE_FIELDS:
+        if not isinstance(wire, (tuple, list)) or len(wire) not in (_WIRE_FIELDS, _OLD_WIRE_FIELDS):
             raise CandidateError(f"a wire candidate is a {_WIRE_FIELDS}-tuple made by Candidate.to_wire")
         return cls(*wire)
 

@@ -10,6 +10,11 @@ candidate names), built and run once per worker per workload, on inputs generate
 workload key (so every worker of every machine checks against the same numbers). The outputs are pre-filled
 with deterministic noise, so a schedule that forgets to write part of an output is caught.
 
+Timing (``time_repeats``) is the native loop of ``time_evaluator`` with an optional early stop: a candidate
+whose check run *and* first two timed repeats are all slower than ``Candidate.stop_above_s`` (the tuner sets a
+multiple of the task's best latency) gets no further repeats, so its record holds two run times (real timings
+under the lock) instead of ``repeat``.
+
 Inputs and the comparison live in check.py; ``Progress`` (progress.py) tells the worker's owner how much of
 the trial's budget is used (waiting for the host measurement lock and computing the reference are paused).
 """
@@ -97,10 +102,12 @@ class Measurer:
         return w
 
     def _build(self, func, target):
-        from tunefarm.runtime import build
+        """Compile and load ``func``, without keeping the optimized LLVM IR text (nobody inspects it here)."""
+        from tunefarm.codegen import compile_funcs
+        from tunefarm.runtime import Module
 
         self.compiles += 1
-        return build(func, target)
+        return Module.from_artifact(compile_funcs(func, target, keep_ll=False))
 
     def _reference(self, cand: Candidate, w: _Workload, target) -> list[np.ndarray]:
         """Outputs of the reference program (the unscheduled workload unless the candidate names one)."""
@@ -181,11 +188,15 @@ class Measurer:
         arrays = [a.copy() for a in w.arrays]
         for i, pack in packers:
             arrays[i] = pack(arrays[i])
+        warmed = False  # the check run serves as the timing's warm-up call when it is already over the cutoff
         if cand.check:
             try:
+                c0 = time.perf_counter()
                 mod["main"](*arrays)
+                check_secs = time.perf_counter() - c0
             except Exception as e:  # noqa: BLE001
                 return fail(MeasureStatus.RUN_ERROR, _error_text("run: ", e), build_secs)
+            warmed = cand.stop_above_s is not None and check_secs > cand.stop_above_s
             try:
                 with Paused(progress, "reference"):
                     reference = self._reference(cand, w, target)
@@ -198,21 +209,59 @@ class Measurer:
                 if problem is not None:
                     return fail(MeasureStatus.WRONG_RESULT, problem, build_secs)
 
+        # witnesses before an early stop: the check run and the first timed repeats must all be over the cutoff,
+        # so a repeat inflated by other load on the machine does not cut a fast program short
+        stop_above_s = cand.stop_above_s if (warmed or not cand.check) else None
         try:
-            timer = mod.time_evaluator("main", number=cand.number, repeat=cand.repeat,
-                                       min_repeat_ms=cand.min_repeat_ms)
+            bound = mod["main"].bind(*arrays)
             with Paused(progress, "lock"):
                 self.lock.acquire()
             try:
-                timing = timer(*arrays)
+                run_secs = time_repeats(bound, cand.number, cand.repeat, cand.min_repeat_ms, stop_above_s, warmed)
             finally:
                 self.lock.release()
-            run_secs = [float(s) for s in timing.results]
         except Exception as e:  # noqa: BLE001
             return fail(MeasureStatus.RUN_ERROR, _error_text("timing: ", e), build_secs)
         if not run_secs:
             return fail(MeasureStatus.RUN_ERROR, "timing: the time evaluator returned no results", build_secs)
         return MeasureResult(MeasureStatus.OK, run_secs, build_secs, None, host)
+
+
+_GROWTH = 1.618
+# Repeats an early-stopped candidate still gets. With the check run that makes three slow observations in a
+# row: on this shared machine single repeats of a fast program were seen 2x slower now and then (other load),
+# and one such repeat (plus a slow cold check run) must not cut the program short.
+STOP_AFTER_REPEATS = 2
+
+
+def time_repeats(bound, number: int, repeat: int, min_repeat_ms: float, stop_above_s: float | None = None,
+                 warmed: bool = False) -> list[float]:
+    """Seconds per call of ``bound`` (a ``BoundCall``), one entry per repeat, timed by the native loop.
+
+    As ``time_evaluator``: one untimed warm-up call (skipped when ``warmed``: the caller just ran it on these
+    arrays), then ``repeat`` repeats of ``number`` calls, ``number`` grown until a repeat lasts
+    ``min_repeat_ms`` (shorter repeats are discarded). Early stop: when the first ``STOP_AFTER_REPEATS``
+    repeats are all slower than ``stop_above_s`` per call, no further repeats are run, so the list is shorter
+    than ``repeat`` (a repeat under the cutoff rules out stopping).
+    """
+    from tunefarm.runtime.evaluator import native_timer
+
+    timer = native_timer()
+    entry, args = bound.function.entry_address, bound._args
+    if not warmed:
+        bound()
+    min_ns = min_repeat_ms * 1e6
+    results: list[float] = []
+    for _ in range(repeat):
+        while True:
+            ns = timer(entry, args, number)
+            if ns >= min_ns:
+                break
+            number = max(int(min_ns / (max(ns, 1) / number)) + 1, int(number * _GROWTH) + 1)
+        results.append(ns / number / 1e9)
+        if stop_above_s is not None and len(results) >= STOP_AFTER_REPEATS and min(results) > stop_above_s:
+            break
+    return results
 
 
 def rewrite_layout_free(func) -> tuple[object, list]:

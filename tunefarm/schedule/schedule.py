@@ -476,20 +476,13 @@ class Schedule:
         self._record("SampleCategorical", (), (candidates, probs), (rv,), decision)
         return rv
 
-    def _can(self, fn) -> bool:
-        try:
-            fn()
-        except ScheduleError:
-            return False
-        return True
-
     def _legal_location(self, func, name: str, loops: list, index: int) -> bool:
         if index == -1:
             return True
         if index == -2:
-            return self._can(lambda: _location.compute_inline(func, name))
+            return _location.can_inline(func, name)  # the plan's checks, without building the result
         if 0 <= index < len(loops):
-            return self._can(lambda: _location.compute_at(func, name, loops[index], True))
+            return _location.compute_at_legal(func, name, loops[index], True)
         return False
 
     def compute_location_candidates(self, block) -> list[int]:

@@ -44,6 +44,12 @@ log = logging.getLogger("tunefarm.search")
 
 WARM_START_LIMIT = 2000  # stored records replayed per task on resume (dedup still uses every stored hash)
 DEFAULT_MEASURE = {"number": 1, "repeat": 5, "min_repeat_ms": 1.0}
+# Early stop of the timing: a candidate whose check run and first two timed repeats are all slower than this
+# multiple of its task's best median so far gets no further repeats (``Candidate.stop_above_s``; its record
+# then holds those two real timings instead of ``repeat``). Such a program cannot become the best, and on matmul
+# 512^3 and conv2d its repeats were about half of the measurement time of a job (most random samples there are
+# 3-50x slower than the best).
+EARLY_STOP_FACTOR = 2.0
 
 
 @dataclasses.dataclass
@@ -137,7 +143,8 @@ def make_strategy(kind, task, cost_model, features, seed):
 # -------------------------------------------------------------------------------------------------------
 class _Job:
     def __init__(self, tasks, target, db, farm, strategy, scheduler, cost_model, max_trials, trials_per_round,
-                 timeout_s, measure, seed, pipeline, progress, max_trials_per_task, job_name):
+                 timeout_s, measure, seed, pipeline, progress, max_trials_per_task, job_name,
+                 early_stop=EARLY_STOP_FACTOR):
         self.tasks: list[TuneTask] = tasks
         self.target = target
         self.target_str = str(target)
@@ -149,6 +156,7 @@ class _Job:
         self.trials_per_round = trials_per_round
         self.timeout_s = timeout_s
         self.measure = measure
+        self.early_stop = early_stop
         self.pipeline = pipeline
         self.max_trials_per_task = max_trials_per_task
         self.features = FeatureCache(n_cores=getattr(target, "num_cores", 1) or 1)
@@ -257,8 +265,10 @@ class _Job:
 
         t = self.tasks[i]
         timeout = self.timeout_s.get(t.name, 10.0) if isinstance(self.timeout_s, dict) else self.timeout_s
+        best = t.state.best_latency
+        stop = self.early_stop * best if self.early_stop and math.isfinite(best) and best > 0 else None
         return [Candidate(t.key, self.workload_texts[t.key], p.trace_json(), self.target_str,
-                          timeout_s=timeout, task=t.name, **self.measure) for p in progs]
+                          timeout_s=timeout, task=t.name, stop_above_s=stop, **self.measure) for p in progs]
 
     def _process(self, i: int, progs: list[Program], results) -> None:
         from ..database import Record
@@ -337,7 +347,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                task_scheduler: str = "gradient", postprocs=None, cost_model: XGBCostModel | None = None,
                timeout_s: float | dict = 10.0, measure: dict | None = None, pipeline: bool | None = None,
                progress: bool | None = None, max_trials_per_task: int | None = None, job_name: str | None = None,
-               raise_on_error: bool = False) -> TuneResult:
+               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR) -> TuneResult:
     """Tune several workloads in one job, sharing the trial budget by the task scheduler.
 
     ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
@@ -346,6 +356,9 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     database (see the module doc on resume). Tasks whose space yields no valid program end with their error
     in ``result.errors`` (or raise ``SearchError`` with ``raise_on_error``). ``timeout_s`` is the budget of one
     trial (replay + build + check + timing), or a dict ``task name -> seconds`` (10 s for tasks not named).
+    ``early_stop``: a candidate whose check run and first two timed repeats are all slower than this multiple of
+    its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
+    candidate ``repeat`` times.
     """
     if not isinstance(max_trials, int) or isinstance(max_trials, bool) or max_trials < 0:
         raise ValueError(f"max_trials must be an integer >= 0, got {max_trials!r}")
@@ -353,6 +366,9 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
         raise ValueError(f"trials_per_round must be an integer >= 1, got {trials_per_round!r}")
     if not tasks:
         raise ValueError("tune_tasks needs at least one task")
+    if early_stop is not None and (not isinstance(early_stop, (int, float)) or isinstance(early_stop, bool)
+                                   or not (early_stop == 0 or 1.0 <= early_stop < math.inf)):
+        raise ValueError(f"early_stop must be None, 0 or a factor >= 1, got {early_stop!r}")
     t0 = time.perf_counter()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
     own_farm = farm is None
@@ -383,10 +399,10 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
         job_config = {"tasks": [[t.name, t.key, t.state.weight] for t in tune_tasks_list], "target": str(target),
                       "max_trials": max_trials, "trials_per_round": trials_per_round, "strategy": str(strategy),
                       "task_scheduler": str(task_scheduler), "seed": seed,
-                      "spaces": [t.space.name for t in tune_tasks_list]}
+                      "spaces": [t.space.name for t in tune_tasks_list], "early_stop": early_stop}
         job = _Job(tune_tasks_list, target, db, farm, strategy, make_task_scheduler(task_scheduler, seed), model,
                    max_trials, trials_per_round, timeout_s, dict(measure or DEFAULT_MEASURE), seed, pipeline,
-                   progress, max_trials_per_task, job_name)
+                   progress, max_trials_per_task, job_name, early_stop)
         job.register()
         existing = job.warm_start()
         job.job_id = db.start_job(job_name or "+".join(t.name for t in tune_tasks_list)[:200], job_config)

@@ -250,8 +250,9 @@ def _tiles_disjoint(origin, extents, loops) -> bool:
 class _Reindex(IRMutator):
     """Point every access of ``old`` at ``new`` with ``origin`` subtracted; refresh changed blocks' regions."""
 
-    def __init__(self, old: Buffer, new: Buffer, origin, root: S.Block):
+    def __init__(self, old: Buffer, new: Buffer, origin, root: S.Block, infer_regions: bool = True):
         self.old, self.new, self.origin, self.root = old, new, origin, root
+        self.infer_regions = infer_regions
 
     def _idx(self, indices):
         return tuple(simplify(E.sub(i, o)) for i, o in zip(self._visit_child(indices), self.origin))
@@ -268,12 +269,12 @@ class _Reindex(IRMutator):
 
     def visit_Block(self, node):
         new = self.generic_visit(node)
-        if new is not node and node is not self.root:
+        if new is not node and node is not self.root and self.infer_regions:
             new = D.with_inferred_regions(new)
         return new
 
 
-def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer) -> PrimFunc:
+def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer, infer_regions: bool = True) -> PrimFunc:
     sites = _collect_sites(owner, buf)
     if not sites:
         return func
@@ -289,7 +290,7 @@ def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer) -> PrimFunc:
             new_owner = owner.replace(alloc_buffers=tuple(b for b in owner.alloc_buffers if b is not buf))
             func = D.rebuild_block(func, owner, new_owner)
             func = _wrap_loop_body(func, loop.loop_var, new_buf)
-            return func.with_body(_Reindex(buf, new_buf, origin, func.root_block).visit(func.body))
+            return func.with_body(_Reindex(buf, new_buf, origin, func.root_block, infer_regions).visit(func.body))
     box = _box(sites, [], buf)
     if box is None:
         return func
@@ -301,7 +302,7 @@ def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer) -> PrimFunc:
     new_buf = Buffer(buf.name, [E.const(e, s.dtype) for e, s in zip(extents, buf.shape)], buf.dtype, buf.scope)
     new_owner = owner.replace(alloc_buffers=tuple(new_buf if b is buf else b for b in owner.alloc_buffers))
     func = D.rebuild_block(func, owner, new_owner)
-    return func.with_body(_Reindex(buf, new_buf, origin, func.root_block).visit(func.body))
+    return func.with_body(_Reindex(buf, new_buf, origin, func.root_block, infer_regions).visit(func.body))
 
 
 def _wrap_loop_body(func: PrimFunc, loop_var: E.Var, buf: Buffer) -> PrimFunc:
@@ -320,8 +321,13 @@ def _wrap_loop_body(func: PrimFunc, loop_var: E.Var, buf: Buffer) -> PrimFunc:
     return replace_path(func, path, loop.replace(body=new))
 
 
-def compact_buffer_allocations(func: PrimFunc) -> PrimFunc:
-    """Shrink every ``local`` buffer to its per-iteration footprint (see the module doc for the rules)."""
+def compact_buffer_allocations(func: PrimFunc, infer_regions: bool = True) -> PrimFunc:
+    """Shrink every ``local`` buffer to its per-iteration footprint (see the module doc for the rules).
+
+    ``infer_regions=False`` leaves the read/write regions of the blocks it rewrites as they were (stale) and
+    those of the new allocation blocks empty: lowering never reads block regions, and inferring them was
+    half of this pass's time.
+    """
     if not (isinstance(func.body, S.BlockRealize) and func.body.block.name == "root"):
         return func  # not in block form (already lowered): nothing to do
     todo = []
@@ -332,7 +338,9 @@ def compact_buffer_allocations(func: PrimFunc) -> PrimFunc:
     for buf in todo:
         owner = D.allocating_block(func, buf)
         if owner is not None:
-            func = _compact_one(func, owner, buf)
+            func = _compact_one(func, owner, buf, infer_regions)
+    if not infer_regions:
+        return func
     # the wrappers' regions are only known once every buffer found its place
     return func.with_body(_RefreshWrappers(func.root_block).visit(func.body))
 

@@ -480,6 +480,16 @@ def compute_at(func: PrimFunc, block: str, loop: E.Var, preserve_unit_loops: boo
     return _plan_compute_at(func, block, loop, preserve_unit_loops).apply(func)
 
 
+def compute_at_legal(func: PrimFunc, block: str, loop: E.Var, preserve_unit_loops: bool = False) -> bool:
+    """Whether ``compute_at(func, block, loop, ...)`` is legal: its plan (every check) without building the
+    moved function (sampling a compute location asks this of every loop; building each was most of it)."""
+    try:
+        _plan_compute_at(func, block, loop, preserve_unit_loops)
+    except ScheduleError:
+        return False
+    return True
+
+
 def compute_at_candidates(func: PrimFunc, block: str) -> list[E.Var]:
     """Loops (outermost first) of the consumers' loop nest at which ``compute_at(block, loop)`` is legal."""
     path = D.block_path(func, block, "compute_at")
