@@ -128,3 +128,28 @@ def test_pairwise_rank_objective_also_ranks():
     model.update(x, ["w"] * 200, list(lat))
     xt, lt = _data(200, 9)
     assert pairwise_accuracy(model.predict(xt), 1 / lt, np.zeros(200)) > 0.75
+
+
+def test_boosting_never_stops_below_the_round_floor():
+    # pure-noise labels: the held-out accuracy never improves, so early stopping alone would end after a few
+    # rounds; the floor keeps boosting to min_rounds (for the metrics and for the final model)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(120, FEATURE_LEN))
+    lat = np.exp(rng.normal(size=120)) * 1e-4
+    model = XGBCostModel(seed=0, min_rounds=45)
+    model.update(x, ["w"] * 120, list(lat), retrain=True)
+    assert model.metrics.rounds >= 45
+    assert model._booster.num_boosted_rounds() == model.metrics.rounds
+    assert XGBCostModel(max_rounds=30, min_rounds=60).min_rounds == 30
+
+
+def test_regression_scores_share_the_scale_of_measurements():
+    # the search compares a measured program's log(best / latency) with predictions: only the regression
+    # objective predicts on that scale
+    x, lat = _data(200, 4)
+    reg = XGBCostModel(seed=0)
+    reg.update(x, ["w"] * 200, list(lat), retrain=True)
+    assert reg.predicts_log_throughput and not XGBCostModel(objective="rank").predicts_log_throughput
+    pred = reg.predict(x)
+    target = np.log(lat.min() / lat)
+    assert np.median(np.abs(pred - target)) < 0.5 * np.median(np.abs(target - target.mean()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from tunefarm.schedule import Schedule
 from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, FeatureCache, extract_features,
@@ -77,3 +78,31 @@ def test_feature_cache_by_program_hash(mm64):
 
     with pytest.raises(KeyError, match="no cached features"):
         cache.get("unknown")
+
+
+def test_micro_kernel_of_a_register_tiled_matmul(mm64):
+    sch = Schedule(mm64)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    j0, j1 = sch.split(j, factors=[None, 16])
+    i0, i1 = sch.split(i, factors=[None, 4])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.vectorize(j1)
+    v = extract_features(sch.mod["main"])
+    # inside the innermost reduction loop k: a 4 x 16 accumulator tile, reading 4 of A and 16 of B per k
+    assert _col(v, 0, "has_micro_kernel") == 1
+    assert _col(v, 0, "log_micro_iters") == math.log2(1 + 64)
+    assert _col(v, 0, "log_micro_write_elems") == math.log2(1 + 64)
+    assert _col(v, 0, "log_micro_read_elems") == math.log2(1 + 4 + 16)
+    assert _col(v, 0, "micro_flop_per_read") == pytest.approx(2 * 64 / 20)
+    assert _col(v, 0, "micro_vectorized") == 1
+    assert _col(v, 0, "log_micro_reduction_extent") == math.log2(1 + 64)
+    assert _col(v, 0, "micro_depth") == 2
+    # the plain i, j, k nest has k innermost: no loops inside it, a one-element "tile"
+    plain = extract_features(mm64)
+    assert _col(plain, 0, "has_micro_kernel") == 1 and _col(plain, 0, "micro_depth") == 0
+    assert _col(plain, 0, "log_micro_write_elems") == math.log2(2)
+    # a store without a reduction loop (the init) has none
+    rows = store_features(Schedule(mm64).mod["main"])
+    init_rows = [r for r in rows if r[STORE_FEATURES.index("is_init")] == 1]
+    assert init_rows and all(r[STORE_FEATURES.index("has_micro_kernel")] == 0 for r in init_rows)

@@ -14,6 +14,7 @@ from tunefarm.search.features import FeatureCache
 from tunefarm.search.mutators import (MutateComputeLocation, MutateParallel, MutateTileSize, MutateUnroll,
                                       default_mutators, mutate)
 from tunefarm.search.postprocs import default_postprocs
+from tunefarm.search.program import sketch_key
 from tunefarm.search.space import AutoSpace, ScheduleFn
 from tunefarm.search.strategy_evolutionary import EvolutionarySearch
 from tunefarm.search.strategy_random import RandomSearch
@@ -141,3 +142,81 @@ def test_evolutionary_search_follows_the_cost_model(mm128):
     assert evo.last_stats["mutants"] > 0
     baseline = RandomSearch(_task(mm128, space, seed=99), features=feats).propose(16)
     assert np.median([_oracle(p) for p in picked]) < np.median([_oracle(p) for p in baseline])
+
+
+def _trained(mm128, n=96, seed=0):
+    task = _task(mm128, AutoSpace(n_cores=1), seed=seed)
+    feats = FeatureCache()
+    model = XGBCostModel(seed=seed)
+    train = RandomSearch(task, features=feats).propose(n)
+    model.update([feats.get(p.hash, p.func) for p in train], ["t"] * len(train), [_oracle(p) for p in train])
+    for p in train:
+        task.record_measured(p, _oracle(p))
+    return task, feats, model, train
+
+
+def test_measured_programs_are_ranked_by_their_measurement_not_the_model(mm128):
+    task, feats, model, train = _trained(mm128)
+    evo = EvolutionarySearch(task, model, feats, seed=0)
+    evo.notify(train, [_oracle(p) for p in train])
+    evo.score(train)
+    fit = {p.hash: evo._fitness(p) for p in train}
+    best = min(train, key=_oracle)
+    # the measured best has fitness log(1) = 0, every other measured program log(best / its latency) < 0
+    assert fit[best.hash] == 0.0
+    for p in train:
+        assert fit[p.hash] == pytest.approx(math.log(_oracle(best) / _oracle(p)))
+    # an unmeasured program falls back to the model's prediction
+    fresh = evo.fresh(4)
+    evo.score(fresh)
+    assert all(evo._fitness(p) == p.score for p in fresh)
+
+
+def test_local_exploitation_proposes_unmeasured_neighbours_of_the_best_measured(mm128):
+    task, feats, model, train = _trained(mm128)
+    evo = EvolutionarySearch(task, model, feats, seed=0, local_share=0.5, local_parents=4)
+    evo.notify(train, [_oracle(p) for p in train])
+    for p in train:
+        task.known_hashes.add(p.hash)
+    picked = evo.propose(16)
+    src = evo.last_stats["sources"]
+    local = [p for p in picked if src[p.hash] == "local"]
+    assert len(local) == 8 and not ({p.hash for p in picked} & task.known_hashes)
+    # each local pick differs from one of the four best measured programs in exactly one decision
+    parents = [p for _, p in task.best[:4]]
+    for p in local:
+        diffs = [sum(p.design.decisions[i] != q.design.decisions.get(i) for i in p.design.decisions)
+                 for q in parents if sketch_key(q.design) == sketch_key(p.design)]
+        assert min(diffs) == 1
+    # and the model's best predicted neighbours are taken first
+    scores = [p.score for p in local]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_sketch_places_are_bounded_and_skip_the_best_sketch(mm128):
+    task, feats, model, train = _trained(mm128)
+    evo = EvolutionarySearch(task, model, feats, seed=0, sketch_min_samples=10_000)  # every sketch stays open
+    evo.notify(train, [_oracle(p) for p in train])
+    for p in train:
+        task.known_hashes.add(p.hash)
+    picked = evo.propose(16)
+    src = evo.last_stats["sources"]
+    sketch = [p for p in picked if src[p.hash] == "sketch"]
+    assert 1 <= len(sketch) <= 16 // 8
+    best_key = sketch_key(task.best[0][1].design)
+    assert all(sketch_key(p.design) != best_key for p in sketch)
+    assert len({sketch_key(p.design) for p in sketch}) == len(sketch)
+
+
+def test_gentle_tile_mutation_moves_one_prime_factor_to_a_neighbour(mm128):
+    trace = _design(mm128)
+    m = MutateTileSize(1.0, gentle=True)
+    rng = random.Random(2)
+    for _ in range(40):
+        i = rng.choice(m.candidates(trace))
+        old, new = trace.decisions[i], m.propose(trace, i, rng)
+        assert math.prod(new) == math.prod(old)
+        moved = [k for k in range(len(old)) if old[k] != new[k]]
+        assert len(moved) == 2 and moved[1] - moved[0] == 1
+        src, dst = (moved[0], moved[1]) if new[moved[0]] < old[moved[0]] else (moved[1], moved[0])
+        assert old[src] // new[src] == 2 and new[dst] // old[dst] == 2  # 128 = 2^7: the prime is 2

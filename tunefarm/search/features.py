@@ -23,7 +23,7 @@ from ..ir.dtype import nbytes
 from ..ir.function import PrimFunc
 from .block_info import expr_nodes, vars_in
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 N_BUFFERS = 3          # buffer-access slots per store (the written buffer first, then the largest reads)
 N_CURVE = 8            # points of the arithmetic-intensity curve
 N_FOOTPRINT = 4        # distinct bytes touched under the innermost 1..4 loops
@@ -271,7 +271,9 @@ STORE_FEATURES = ("log_float_ops", "log_int_ops", "log_total_flop", "log_iterati
                   "innermost_vectorized", "innermost_unrolled", "log_vector_extent", "log_unrolled_extent",
                   "log_parallel_extent", "n_parallel", "parallel_outermost", "parallel_imbalance",
                   "log_auto_unroll_step", "log_auto_unrolled_iters", "is_init", "in_reduction_block", "writes_local",
-                  "log_local_tile_elems", "log_total_bytes", "log_total_unique_bytes", "arith_intensity")
+                  "log_local_tile_elems", "log_total_bytes", "log_total_unique_bytes", "arith_intensity",
+                  "has_micro_kernel", "log_micro_iters", "log_micro_write_elems", "log_micro_read_elems",
+                  "micro_flop_per_read", "micro_vectorized", "log_micro_reduction_extent", "micro_depth")
 STORE_LEN = (len(STORE_FEATURES) + N_BUFFERS * len(ACCESS_FEATURES) + N_CURVE + N_FOOTPRINT)
 
 
@@ -396,6 +398,7 @@ def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarr
     fp = [0.0] * N_FOOTPRINT
     for k, v in footprints:
         fp[k - 1] = v
+    micro = _micro_kernel(st, loops)
     local_elems = 0.0
     for buf, *_ in buf_rows:
         if buf.scope == "local":
@@ -410,9 +413,39 @@ def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarr
         1.0 if loops and loops[0].kind == "parallel" else 0.0, imbalance,
         _log(step), _log(auto_unrolled), 1.0 if st.is_init else 0.0, 1.0 if st.in_reduction_block else 0.0,
         writes_local, _log(local_elems), _log(total_bytes), _log(total_unique),
-        flop / max(total_unique, 1.0)]
+        flop / max(total_unique, 1.0)] + micro
     out = np.concatenate([np.asarray(head), np.asarray(access_feats).ravel(), np.log2(1.0 + curve), np.asarray(fp)])
     return out, flop
+
+
+def _micro_kernel(st: _Store, loops: list[_Loop]) -> list[float]:
+    """The register-level kernel of a reduction store: the loops inside its innermost reduction loop.
+
+    For ``C_local[i, j] += A[i, k] * B[k, j]`` with ``... k1, i2, j2`` innermost, the micro-kernel is
+    ``i2 x j2``: its write footprint is the accumulator tile that must stay in registers, and its flops per
+    distinct element read is the load/FMA balance. Single features of the loop nest do not show these
+    products (a tree would need several splits on different loops to find them), and they are what separates
+    near-peak matmul schedules from the rest. All zeros for a store without a reduction loop.
+    """
+    write = st.accesses[0]
+    r = -1
+    for depth in range(len(loops) - 1, -1, -1):
+        if all(not d.coef.get(loops[depth].var) for d in write.dims):
+            r = depth
+            break
+    if r < 0:
+        return [0.0] * 8
+    inner = loops[r + 1:]
+    iters = 1.0
+    for lp in inner:
+        iters *= lp.extent
+    w_elems = _distinct_elems(write, inner, _shape(write.buffer))
+    r_elems = sum(_distinct_elems(a, inner, _shape(a.buffer)) for a in st.accesses[1:]
+                  if a.buffer is not write.buffer)
+    flops = (st.float_ops or 1) * iters
+    vec = 1.0 if any(lp.kind == "vectorized" for lp in inner) else 0.0
+    return [1.0, _log(iters), _log(w_elems), _log(r_elems), flops / max(r_elems, 1.0), vec,
+            _log(loops[r].extent), float(len(inner))]
 
 
 SUM_FEATURES = ("n_stores", "log_sum_flop", "log_sum_bytes", "log_sum_unique_bytes", "log_max_iterations")

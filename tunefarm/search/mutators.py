@@ -54,7 +54,14 @@ class Mutator:
 
 
 class MutateTileSize(Mutator):
+    """``gentle``: move one prime factor to a neighbouring position only (a small step, for local search
+    around a good program; the default move can jump a whole divisor anywhere)."""
+
     name = "tile_size"
+
+    def __init__(self, weight: float, gentle: bool = False):
+        super().__init__(weight)
+        self.gentle = gentle
 
     def candidates(self, trace):
         out = []
@@ -72,8 +79,12 @@ class MutateTileSize(Mutator):
         limit = trace.insts[index].attrs[1]
         for _ in range(16):
             src = rng.choice([k for k, x in enumerate(d) if x > 1])
-            dst = rng.choice([k for k in range(len(d)) if k != src])
-            f = rng.choice(_divisors(d[src]))
+            if self.gentle:
+                dst = rng.choice([k for k in (src - 1, src + 1) if 0 <= k < len(d)])
+                f = _divisors(d[src])[0]  # the smallest prime factor
+            else:
+                dst = rng.choice([k for k in range(len(d)) if k != src])
+                f = rng.choice(_divisors(d[src]))
             new = list(d)
             new[src] //= f
             new[dst] *= f
@@ -169,6 +180,12 @@ def _replayed_rv(prefix: Trace, sch, rv):
                 return out
             j += 1
     raise KeyError("random variable not found in the replayed prefix")
+
+
+def local_mutators() -> list[Mutator]:
+    """Small steps for searching around a good measured program: gentle tile moves, and the other decisions."""
+    return [MutateTileSize(0.9, gentle=True), MutateComputeLocation(0.05), MutateUnroll(0.05), MutateParallel(0.02),
+            MutateCategorical(0.1)]
 
 
 def default_mutators() -> list[Mutator]:

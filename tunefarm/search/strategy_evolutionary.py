@@ -4,29 +4,37 @@ Each round:
 1. ``fresh_factor * n`` fresh samples of the space are scored by the cost model; the population starts from
    the fastest programs measured so far (this job and, via warm start, earlier ones in the database), the
    best still-unmeasured programs of the previous round, and the best-scored fresh samples;
-2. a few generations: parents are drawn by predicted score (tournament), mutated with probability
-   ``mutate_prob`` (a mutant edits one decision and is replayed; if it no longer fits, the parent survives),
-   and the next population keeps the best-scored unique programs (by program hash);
-3. the batch, never-measured programs only (the dedup includes every program hash the database already
-   holds for this workload, so a resumed job never re-measures one): the best predicted of the evolved pool
-   (exploitation), an ``explore_share`` of the best-predicted *fresh* samples (exploration screened by the
-   model: mutation alone settles in flat regions where many neighbours predict alike), and an
+2. a few generations: parents are drawn by *fitness* (tournament), mutated with probability ``mutate_prob``
+   (a mutant edits one decision and is replayed; if it no longer fits, the parent survives), and the next
+   population keeps the fittest unique programs (by program hash). Fitness is the measurement for a measured
+   program (``log(best / latency)``, the scale the regression model predicts) and the prediction otherwise:
+   the model can rank a measured near-best program below strangers it overrates, and then the search stops
+   breeding from what it knows is good;
+3. local exploitation: ``local_tries`` mutants of the ``local_parents`` fastest measured programs, scored;
+4. the batch, never-measured programs only (the dedup includes every program hash the database already
+   holds for this workload, so a resumed job never re-measures one): a ``local_share`` of the best-predicted
+   neighbours of the fastest measured programs (the region the measurements, not only the model, say is
+   good), up to ``sketch_quota`` places for sketches still under-explored (below), the best predicted of the
+   evolved pool (exploitation), an ``explore_share`` of the best-predicted *fresh* samples (exploration the
+   model screens: mutation alone settles in flat regions where many neighbours predict alike), and an
    ``eps_greedy`` share of unscreened fresh samples.
 
 Spaces with several sketches (write cache or not, packing, rfactor) need one more kind of exploration: a
 cost model trained on a few unlucky samples of a sketch can write the whole sketch off, and the search then
-never measures it again. So each round every *open* sketch gets ``sketch_quota`` places for its best-predicted
-program: a sketch is open until it has ``sketch_min_samples`` successful measurements, and stays open while
-its best is within ``sketch_keep_ratio`` of the best of all.
+never measures it again. A sketch is *open* until it has ``sketch_min_samples`` successful measurements, and
+stays open while its best is within ``sketch_keep_ratio`` of the best of all; each round the least-measured
+open sketches other than the best program's get one place each for their best-predicted program, at most
+``sketch_quota`` places (default n/8; one place per open sketch per round took 3-5 of 16 places on matmul).
 
-Until the cost model is trained (too few measurements) the batch is random fresh samples.
+Until the cost model is trained (too few measurements) the batch is random fresh samples. ``last_stats``
+tells what the last round did, including ``sources``: program hash -> which part of the batch chose it.
 """
 from __future__ import annotations
 
 import math
 import random
 
-from .mutators import default_mutators, mutate
+from .mutators import default_mutators, local_mutators, mutate
 from .program import Program, sketch_key
 from .strategy import SearchStrategy
 
@@ -38,7 +46,9 @@ class EvolutionarySearch(SearchStrategy):
                  mutate_prob: float = 0.85, eps_greedy: float = 0.05, init_measured: int = 16, carry_over: int = 32,
                  fresh_per_round: int | None = None, fresh_factor: int = 2, explore_share: float = 0.4,
                  mutators=None, seed: int = 0, max_attempts: int = 512,
-                 sketch_quota: int | None = None, sketch_min_samples: int = 8, sketch_keep_ratio: float = 1.25):
+                 sketch_quota: int | None = None, sketch_min_samples: int = 8, sketch_keep_ratio: float = 1.25,
+                 local_share: float = 0.3, local_parents: int = 8, local_tries: int | None = None,
+                 local_gentle: bool = True):
         super().__init__(task, cost_model, features, max_attempts)
         self.population_size = population_size
         self.generations = generations
@@ -57,10 +67,17 @@ class EvolutionarySearch(SearchStrategy):
         self.sketch_min_samples = sketch_min_samples
         self.sketch_keep_ratio = sketch_keep_ratio
         self._sketches: dict = {}  # sketch key -> [successful measurements, best latency]
+        self.local_share = local_share
+        self.local_parents = local_parents
+        self.local_tries = local_tries
+        self.local_mutators = local_mutators() if local_gentle else self.mutators
+        self._measured: dict = {}  # program hash -> measured latency (s) of successful programs
 
     def notify(self, programs, latencies) -> None:
         super().notify(programs, latencies)
         for p, lat in zip(programs, latencies):
+            if lat is not None:
+                self._measured[p.hash] = lat
             st = self._sketches.setdefault(sketch_key(p.design), [0, math.inf])
             if lat is not None:
                 st[0] += 1
@@ -76,8 +93,8 @@ class EvolutionarySearch(SearchStrategy):
         return out
 
     # ---------------------------------------------------------------------------------------------------
-    def _mutant(self, parent: Program) -> Program | None:
-        edit = mutate(parent.design, self.rng, self.mutators, self.task.func)
+    def _mutant(self, parent: Program, mutators=None) -> Program | None:
+        edit = mutate(parent.design, self.rng, mutators or self.mutators, self.task.func)
         if edit is None:
             return None
         index, decision = edit
@@ -87,9 +104,37 @@ class EvolutionarySearch(SearchStrategy):
             return None
         return self.task.from_design(design)
 
+    def _fitness(self, p: Program) -> float:
+        """How good ``p`` is believed to be: its measurement when it has one, else the model's prediction.
+
+        The regression model predicts ``log(best latency / latency)``, so a measured program gets exactly that
+        from its own measurement: parents are then chosen by what is known, not by what the model thinks of
+        programs it has already seen (it can rank a measured near-best program below overrated strangers).
+        """
+        lat = self._measured.get(p.hash)
+        if lat is not None and self.task.best and getattr(self.cost_model, "predicts_log_throughput", False):
+            return math.log(self.task.best[0][0] / lat)
+        return p.score or 0.0
+
     def _pick(self, pop: list[Program]) -> Program:
         a, b = self.rng.choice(pop), self.rng.choice(pop)
-        return a if (a.score or 0.0) >= (b.score or 0.0) else b
+        return a if self._fitness(a) >= self._fitness(b) else b
+
+    def _neighbours(self, known: set) -> list[Program]:
+        """Unmeasured mutants of the fastest measured programs, best predicted first (local exploitation)."""
+        parents = [p for _, p in self.task.best[: self.local_parents]]
+        if not parents:
+            return []
+        tries = self.local_tries if self.local_tries is not None else max(len(parents), self.population_size // 2)
+        out: dict[str, Program] = {}
+        for k in range(tries):
+            child = self._mutant(parents[k % len(parents)], self.local_mutators)
+            if child is not None and child.hash not in known:
+                out.setdefault(child.hash, child)
+        progs = list(out.values())
+        self.score(progs)
+        progs.sort(key=lambda p: -(p.score or 0.0))
+        return progs
 
     def propose(self, n: int) -> list[Program]:
         known = self.task.known_hashes
@@ -142,55 +187,70 @@ class EvolutionarySearch(SearchStrategy):
                     pool.setdefault(p.hash, p)
             merged = {p.hash: p for p in pop}
             merged.update(children)
-            pop = sorted(merged.values(), key=lambda p: -(p.score or 0.0))[: self.population_size]
+            pop = sorted(merged.values(), key=lambda p: -self._fitness(p))[: self.population_size]
+        local = self._neighbours(known) if self.local_share > 0 else []
+        for p in local:
+            pool.setdefault(p.hash, p)
 
         # 3. the batch: a place for each open sketch; the best predicted of the evolved pool (exploitation);
         #    the best predicted fresh samples (exploration the model screens); a few unscreened fresh ones
         ranked = sorted(pool.values(), key=lambda p: -(p.score or 0.0))
         n_random = int(round(n * self.eps_greedy))
         n_explore = int(round(n * self.explore_share))
+        n_local = int(round(n * self.local_share))
         out: list[Program] = []
         chosen: set[str] = set()
 
-        def take(p) -> None:
+        sources: dict = {}
+
+        def take(p, source: str) -> None:
             out.append(p)
             chosen.add(p.hash)
+            sources[p.hash] = source
 
+        for p in local:
+            if len(out) >= min(n_local, n - n_random - n_explore):
+                break
+            if p.hash not in chosen:
+                take(p, "local")
         by_sketch: dict = {}
         for p in ranked:
             by_sketch.setdefault(sketch_key(p.design), []).append(p)
         if len(by_sketch) > 1:
-            quota = self.sketch_quota if self.sketch_quota is not None else max(1, n // 16)
-            open_ = self._open_sketches(by_sketch)
-            for key, progs in by_sketch.items():
-                if key in open_:
-                    for p in progs[:quota]:
-                        if len(out) < n - n_random - n_explore:
-                            take(p)
+            # the least-measured open sketches first, one place each, at most ``sketch_quota`` places in all;
+            # the sketch of the best program needs none (exploitation already works there)
+            quota = self.sketch_quota if self.sketch_quota is not None else max(1, n // 8)
+            best_key = sketch_key(self.task.best[0][1].design) if self.task.best else None
+            open_ = sorted((k for k in self._open_sketches(by_sketch) if k != best_key),
+                           key=lambda k: self._sketches.get(k, (0,))[0])
+            for key in open_[:quota]:
+                p = by_sketch[key][0]
+                if len(out) < n - n_random - n_explore and p.hash not in chosen:
+                    take(p, "sketch")
         for p in ranked:
             if len(out) >= n - n_random - n_explore:
                 break
             if p.hash not in chosen:
-                take(p)
+                take(p, "exploit")
         for p in fresh:  # already sorted by score
             if len(out) >= n - n_random:
                 break
             if p.hash not in chosen and p.hash not in known:
-                take(p)
+                take(p, "explore")
         spare = [p for p in fresh if p.hash not in chosen and p.hash not in known]
         self.rng.shuffle(spare)
         for p in spare:
             if len(out) >= n:
                 break
-            take(p)
+            take(p, "random")
         for p in ranked:  # fill up when the space ran short of fresh programs
             if len(out) >= n:
                 break
             if p.hash not in chosen:
-                take(p)
+                take(p, "fill")
         self._carry = [p for p in ranked if p.hash not in chosen][: self.carry_over]
         self.last_stats = {"population": len(pop), "pool": len(pool), "mutants": n_mutants,
-                           "invalid_mutants": n_invalid, "fresh": len(fresh)}
+                           "invalid_mutants": n_invalid, "fresh": len(fresh), "sources": sources}
         if not out:
             self.exhausted = True
         return out
