@@ -75,6 +75,29 @@ def real_candidates():
     return cands
 
 
+def auto_candidates(n: int = 36, workload: str = "matmul-128"):
+    """``n`` distinct programs sampled from the auto space (what a tuning job measures: 50-200 ms builds),
+    for single-thread kernels (two workers time side by side without sharing a thread team)."""
+    from tunefarm.farm import Candidate
+    from tunefarm.ir.serialize import to_json
+    from tunefarm.search.postprocs import default_postprocs
+    from tunefarm.search.space import AutoSpace
+    from tunefarm.search.task import TuneTask
+    from tunefarm.search.workloads import builtin_workload
+    from tunefarm.target import Target
+
+    target = Target("llvm -num-cores=1")
+    func = builtin_workload(workload)
+    task = TuneTask(workload, func, AutoSpace.for_target(target), default_postprocs(), seed=0)
+    progs: dict = {}
+    while len(progs) < n:
+        prog = task.sample()
+        if prog is not None:
+            progs.setdefault(prog.hash, prog)
+    text = to_json(func)
+    return [Candidate(task.key, text, p.trace_json(), str(target), timeout_s=60.0, repeat=3) for p in progs.values()]
+
+
 def _tiled(func, fi, fj):
     from tunefarm.schedule import Schedule
 
@@ -129,13 +152,18 @@ def machine_speedup() -> float:
     return 2 * _spin_wall(1) / _spin_wall(2)
 
 
-def part_speedup(rounds: int = 6) -> None:
+def part_speedup(rounds: int = 6, candidates: str = "tilings") -> None:
     import ray
 
     from tunefarm.farm import LocalFarm, RayFarm
 
-    cands = real_candidates()
-    print(f"speedup: {len(cands)} real matmul candidates per batch (64^3, distinct tilings), {rounds} rounds; "
+    if candidates == "auto":
+        cands = auto_candidates()
+        what = "matmul 128^3 auto-space samples"
+    else:
+        cands = real_candidates()
+        what = "64^3 matmul, distinct tilings"
+    print(f"speedup: {len(cands)} real candidates per batch ({what}), {rounds} rounds; "
           "each round times the control, 1 worker and 2 workers back to back")
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -239,9 +267,14 @@ def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1,
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--part", choices=("speedup", "driver", "scale", "all"), default="all")
+    p.add_argument("--candidates", choices=("tilings", "auto", "both"), default="both",
+                   help="speedup part: 26 ms trials (36 tilings of a 64^3 matmul), tuning-sized trials (36 auto-space "
+                        "samples of a 128^3 matmul), or both")
+    p.add_argument("--rounds", type=int, default=6, help="speedup part: rounds (medians reported)")
     a = p.parse_args()
     if a.part in ("speedup", "all"):
-        part_speedup()
+        for kind in (("tilings", "auto") if a.candidates == "both" else (a.candidates,)):
+            part_speedup(a.rounds, kind)
     if a.part in ("driver", "all"):
         part_driver()
     if a.part in ("scale", "all"):
