@@ -1,16 +1,18 @@
 """Benchmark: the measurement farm's throughput, the driver's cost per trial, and a scale simulation.
 
-Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all]`` (all: about 3-4 minutes).
+Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all] [--candidates tilings|auto|both]``
+(all: about 8 minutes).
 
 1. speedup -- trials per second with 1 vs 2 workers on this 2-core machine (target: at least 1.8x), with real
-   candidates: a 64x64x64 float32 matmul under 36 different tilings (split i and j by 2..64, reorder), each
-   replayed, LLVM-built, checked against the unscheduled program and timed (repeat=3). Both farms are
-   measured: RayFarm (the default farm of ``tunefarm.tune``) and LocalFarm. Both the 1- and the 2-worker farm
-   are started and warmed up (worker start, imports, the per-worker reference build); then each round times a
-   control (2 plain CPU-bound processes vs 1: the speedup the machine itself offers at that moment), one batch
-   of the 36 candidates on 1 worker and one on 2 workers, back to back. Reported: the median ratio, and the
-   median over the rounds in which the control shows two free cores. Builds run on every core; timings take
-   the host lock, so they are serialized -- the speedup is what is left after that serialization.
+   candidates, each replayed, LLVM-built, checked against the unscheduled program and timed (repeat=3): 36
+   auto-space samples of a 128^3 matmul (tuning-sized trials, ``--candidates auto``) and 36 tilings of a 64x64x64
+   matmul (26 ms trials, where per-trial farm overhead shows most, ``--candidates tilings``). Both farms are
+   measured: RayFarm (the default farm of ``tunefarm.tune``) and LocalFarm. Both the 1- and the 2-worker farm are
+   started and warmed up (worker start, imports, the per-worker reference build); then each round times a control
+   (2 plain CPU-bound processes vs 1: the speedup the machine itself offers at that moment), one batch of the 36
+   candidates on 1 worker and one on 2 workers, back to back. Reported: the median ratio, and the median over the
+   rounds in which the control shows two free cores. Builds run on every core; timings take the host lock, so they
+   are serialized -- the speedup is what is left after that serialization.
 
 2. driver -- the driver's CPU time per trial (target: at most 2 ms, i.e. >= 500 trials/s of driver
    capacity). A RayFarm with 8 simulated workers (``measurer="simulate"``: no compiler, each trial sleeps
@@ -32,17 +34,20 @@ Numbers measured on this 2-core VM (2026-11-21):
                          (cProfile: almost all of it is Ray's actor-call submission and ray.wait/ray.get)
     scale (48 workers)   418 trials/s of an ideal 480 (87%), mean in flight 46.3/48, driver 0.61 ms CPU/trial,
                          driver busy 25% of one core  ->  one driver feeds ~190 workers of 100 ms trials
-    speedup              quiet machine (load average < 1.5; the control still swings 1.1-2.6x, the hypervisor
-                         shares the cores), 3 runs of 6-10 rounds:
-                         RayFarm   1 worker ~30-35 trials/s, 2 workers ~52-66 trials/s, per-round ratio median
-                                   1.73-1.76x (ratio of the median rates 1.74-1.89x). Two calls queued per actor
-                                   (``inflight_per_worker=2``) gave +10% at 2 workers, ratio of medians 1.85x,
-                                   but is not the default: a crashing candidate can take the reply of the call
-                                   before it down with its actor (a good trial recorded as worker_lost).
-                         LocalFarm 1 worker ~32-40 trials/s, 2 workers ~63-74 trials/s, ratio median 1.81-1.95x
-                         Where RayFarm's last few percent go: with both workers busy, the driver process (Ray's
-                         core-worker threads included) takes ~1.6 ms CPU per real trial, about 10% of a core
-                         on a machine that has exactly two.
+    speedup              two kinds of trials, same method (quiet machine, load average < 2; the control still
+                         swings 1.4-2.6x, the hypervisor shares the cores). Default: two calls queued per actor.
+                         tuning-sized trials (``--candidates auto``: 36 auto-space samples of matmul 128^3, builds
+                         of 50-200 ms, i.e. what a tuning job measures), 2 runs of 6 rounds:
+                         RayFarm   1 worker ~14.1-14.4 trials/s, 2 workers ~26.9 trials/s, per-round ratio median
+                                   1.82x and 1.86x (ratio of the median rates 1.87x and 1.90x)
+                         LocalFarm 1 worker ~13.5-14.3 trials/s, 2 workers ~25.6-27.0 trials/s, 1.93x and 1.85x
+                         26 ms trials (``--candidates tilings``: 36 tilings of a 64^3 matmul), same window:
+                         RayFarm   1 worker ~38.7 trials/s, 2 workers ~60.1 trials/s, ratio median 1.63x
+                         LocalFarm 1 worker ~37.3 trials/s, 2 workers ~67.8 trials/s, ratio median 1.82x
+                         Where RayFarm loses on short trials: per trial, the driver process (Ray's core-worker
+                         threads included) takes ~1.6 ms CPU and Ray's own daemons (raylet, GCS, agents, idle
+                         pool workers) ~8% of one core in total; on a machine with exactly two cores that is
+                         about a tenth of the capacity at 60 trials/s, and 4x less at tuning-sized trials.
                          Under load (other test suites on the machine, load average 4-12) the control fell to
                          0.8-1.1x and RayFarm measured 1.33-1.43x.
 
@@ -268,8 +273,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--part", choices=("speedup", "driver", "scale", "all"), default="all")
     p.add_argument("--candidates", choices=("tilings", "auto", "both"), default="both",
-                   help="speedup part: 26 ms trials (36 tilings of a 64^3 matmul), tuning-sized trials (36 auto-space "
-                        "samples of a 128^3 matmul), or both")
+                   help="speedup part: 26 ms trials (36 tilings of a 64^3 matmul), tuning-sized trials "
+                        "(36 auto-space samples of a 128^3 matmul), or both")
     p.add_argument("--rounds", type=int, default=6, help="speedup part: rounds (medians reported)")
     a = p.parse_args()
     if a.part in ("speedup", "all"):

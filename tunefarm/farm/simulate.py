@@ -1,12 +1,12 @@
 """Simulated measurement: worker behaviour without a compiler, for capacity planning and fault drills.
 
 A farm started with ``measurer="simulate"`` runs this instead of replay/build/time. The candidate's trace JSON
-says what the "measurement" does: spend some build time (CPU spinning or sleeping), hold the host measurement
-lock for some run time, or fail in a real way (a genuine segfault of the worker process, a hang, an exception,
-a wrong result, or ``lost_reply``: a good measurement whose worker then dies before replying, which is what
-happens to a finished trial's reply when the next trial crashes the process at once). The farm machinery around it (processes, actors, timeouts, crash recovery, backpressure,
-metrics) is exactly the production one, so this measures the farm's own overhead and lets one rehearse
-hundreds of workers on a laptop (see benchmarks/bench_farm.py).
+says what the "measurement" does: spend some build time (CPU spinning or sleeping), hold the host measurement lock
+for some run time, or fail in a real way (a genuine segfault of the worker process, a hang, an exception, a wrong
+result, or ``lost_reply``: a good measurement whose worker then dies before replying, which is what happens to a
+finished trial's reply when the next trial crashes the process at once). The farm machinery around it (processes,
+actors, timeouts, crash recovery, backpressure, metrics) is exactly the production one, so this measures the
+farm's own overhead and lets one rehearse hundreds of workers on a laptop (see benchmarks/bench_farm.py).
 """
 from __future__ import annotations
 
