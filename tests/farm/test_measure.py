@@ -134,30 +134,27 @@ def test_constant_weights_are_measured_in_the_packed_layout_the_model_uses(measu
 
 # --- timing with an early stop ---------------------------------------------------------------------------
 def _counting_call():
-    """A bound kernel that adds 1 to ``B[0]`` per call, so ``B[0]`` counts the calls the timing made."""
+    """A kernel that adds 1 to ``B[0]`` per call, so ``B[0]`` counts the calls the timing made."""
     from farm_programs import _one_loop_func
     from tunefarm.runtime import build
 
     mod = build(_one_loop_func("count", 1, lambda A, B, i: B[i % 16] + 1.0), HOST)
-    b = np.zeros(16, "float32")
-    return mod["main"].bind(np.zeros(16, "float32"), b), b
+    return mod["main"].time_evaluator(number=3, repeat=4), np.zeros(16, "float32"), np.zeros(16, "float32")
 
 
-def test_time_repeats_counts_its_calls_and_stops_after_a_slow_repeat():
-    from tunefarm.farm.measure import time_repeats
-
-    bound, b = _counting_call()
-    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0)
+def test_timing_counts_its_calls_and_stops_after_slow_repeats():
+    timer, a, b = _counting_call()
+    r = timer(a, b).results
     assert len(r) == 4 and all(s > 0 for s in r)
     assert b[0] == 1 + 4 * 3  # warm-up + repeats x number
     b[0] = 0
-    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0, warmed=True)
+    r = timer(a, b, warm_up=False).results
     assert len(r) == 4 and b[0] == 4 * 3  # the caller's run was the warm-up
     b[0] = 0
-    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0, stop_above_s=1e-12)
+    r = timer(a, b, stop_above_s=1e-12).results
     assert len(r) == 2 and min(r) > 0 and b[0] == 1 + 2 * 3  # stopped after two slow repeats
     b[0] = 0
-    r = time_repeats(bound, number=3, repeat=4, min_repeat_ms=0.0, stop_above_s=10.0)
+    r = timer(a, b, stop_above_s=10.0).results
     assert len(r) == 4 and b[0] == 1 + 4 * 3  # never slower than 10 s per call: no early stop
 
 

@@ -10,8 +10,7 @@ candidate names), built and run once per worker per workload, on inputs generate
 workload key (so every worker of every machine checks against the same numbers). The outputs are pre-filled
 with deterministic noise, so a schedule that forgets to write part of an output is caught.
 
-Timing (``time_repeats``) is the native loop of ``time_evaluator`` with an optional early stop: a candidate
-whose check run *and* first two timed repeats are all slower than ``Candidate.stop_above_s`` (the tuner sets a
+Timing is ``time_evaluator`` with its early stop: a candidate whose check run *and* first two timed repeats are all slower than ``Candidate.stop_above_s`` (the tuner sets a
 multiple of the task's best latency) gets no further repeats, so its record holds two run times (real timings
 under the lock) instead of ``repeat``.
 
@@ -213,11 +212,12 @@ class Measurer:
         # so a repeat inflated by other load on the machine does not cut a fast program short
         stop_above_s = cand.stop_above_s if (warmed or not cand.check) else None
         try:
-            bound = mod["main"].bind(*arrays)
+            timer = mod.time_evaluator("main", number=cand.number, repeat=cand.repeat,
+                                       min_repeat_ms=cand.min_repeat_ms)
             with Paused(progress, "lock"):
                 self.lock.acquire()
             try:
-                run_secs = time_repeats(bound, cand.number, cand.repeat, cand.min_repeat_ms, stop_above_s, warmed)
+                run_secs = list(timer(*arrays, warm_up=not warmed, stop_above_s=stop_above_s).results)
             finally:
                 self.lock.release()
         except Exception as e:  # noqa: BLE001
@@ -225,43 +225,6 @@ class Measurer:
         if not run_secs:
             return fail(MeasureStatus.RUN_ERROR, "timing: the time evaluator returned no results", build_secs)
         return MeasureResult(MeasureStatus.OK, run_secs, build_secs, None, host)
-
-
-_GROWTH = 1.618
-# Repeats an early-stopped candidate still gets. With the check run that makes three slow observations in a
-# row: on this shared machine single repeats of a fast program were seen 2x slower now and then (other load),
-# and one such repeat (plus a slow cold check run) must not cut the program short.
-STOP_AFTER_REPEATS = 2
-
-
-def time_repeats(bound, number: int, repeat: int, min_repeat_ms: float, stop_above_s: float | None = None,
-                 warmed: bool = False) -> list[float]:
-    """Seconds per call of ``bound`` (a ``BoundCall``), one entry per repeat, timed by the native loop.
-
-    As ``time_evaluator``: one untimed warm-up call (skipped when ``warmed``: the caller just ran it on these
-    arrays), then ``repeat`` repeats of ``number`` calls, ``number`` grown until a repeat lasts
-    ``min_repeat_ms`` (shorter repeats are discarded). Early stop: when the first ``STOP_AFTER_REPEATS``
-    repeats are all slower than ``stop_above_s`` per call, no further repeats are run, so the list is shorter
-    than ``repeat`` (a repeat under the cutoff rules out stopping).
-    """
-    from tunefarm.runtime.evaluator import native_timer
-
-    timer = native_timer()
-    entry, args = bound.function.entry_address, bound._args
-    if not warmed:
-        bound()
-    min_ns = min_repeat_ms * 1e6
-    results: list[float] = []
-    for _ in range(repeat):
-        while True:
-            ns = timer(entry, args, number)
-            if ns >= min_ns:
-                break
-            number = max(int(min_ns / (max(ns, 1) / number)) + 1, int(number * _GROWTH) + 1)
-        results.append(ns / number / 1e9)
-        if stop_above_s is not None and len(results) >= STOP_AFTER_REPEATS and min(results) > stop_above_s:
-            break
-    return results
 
 
 def rewrite_layout_free(func) -> tuple[object, list]:

@@ -5,7 +5,9 @@ compiled once per process on first use), which runs the kernel ``number`` times 
 ``clock_gettime(CLOCK_MONOTONIC)`` reads: no Python in the measured interval.
 ``min_repeat_ms`` grows ``number`` (like TVM) until one repeat lasts at least that long; the grown number is
 kept for later repeats. ``flush_cache`` writes a buffer larger than the last-level cache before each repeat
-so every repeat starts cold. One untimed warm-up call precedes the repeats.
+so every repeat starts cold. One untimed warm-up call precedes the repeats (``warm_up=False``: the caller just
+ran the function on these arrays). ``stop_above_s`` stops early: once the first ``STOP_AFTER_REPEATS`` repeats
+are all slower than that per call, no further repeats run (the tuner's cutoff for programs that cannot win).
 """
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ import threading
 import numpy as np
 
 _GOLDEN = 1.618
+# Repeats an early-stopped timing still gets: on a shared machine single repeats of a fast program were seen 2x
+# slower now and then, and one such repeat must not cut the program short.
+STOP_AFTER_REPEATS = 2
 _TIMER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 _timer_lock = threading.Lock()
 _timer = None  # (LoadedObject, ctypes function), built once per process
@@ -107,12 +112,13 @@ class TimeEvaluator:
             self._flush_buf = np.empty(max(_llc_bytes() * 3 // 2, 1 << 20) // 8, dtype=np.int64)
         self._flush_buf.fill(self._flush_buf.size)
 
-    def __call__(self, *arrays) -> BenchmarkResult:
+    def __call__(self, *arrays, warm_up: bool = True, stop_above_s: float | None = None) -> BenchmarkResult:
         bound = self.function.bind(*arrays)
         timer = native_timer()
         entry = self.function.entry_address
         args = bound._args
-        bound()  # warm-up (first-touch, instruction cache, thread team start)
+        if warm_up:
+            bound()  # first-touch, instruction cache, thread team start
         number = self.number
         min_ns = self.min_repeat_ms * 1e6
         results = []
@@ -126,4 +132,6 @@ class TimeEvaluator:
                 per_call = max(ns, 1) / number
                 number = max(int(min_ns / per_call) + 1, int(number * _GOLDEN) + 1)
             results.append(ns / number / 1e9)
+            if stop_above_s is not None and len(results) >= STOP_AFTER_REPEATS and min(results) > stop_above_s:
+                break
         return BenchmarkResult(results, number)
