@@ -501,13 +501,8 @@ def compute_at_candidates(func: PrimFunc, block: str) -> list[E.Var]:
     first = min(consumers, key=lambda s: s.order)
     out = []
     for lp in loops_above(first.path):
-        if not all(c.under(lp) for c in consumers) or me.under(lp):
-            continue
-        try:
-            _plan_compute_at(func, block, lp.loop_var, False)
-        except ScheduleError:
-            continue
-        out.append(lp.loop_var)
+        if all(c.under(lp) for c in consumers) and not me.under(lp) and compute_at_legal(func, block, lp.loop_var):
+            out.append(lp.loop_var)
     return out
 
 
