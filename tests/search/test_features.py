@@ -39,13 +39,19 @@ def test_plain_matmul_loops_strides_and_bytes(mm64):
     assert _col(v, 0, "innermost_vectorized") == 0 and _col(v, 0, "n_parallel") == 0
 
 
-def test_schedule_changes_show_up(mm64):
+def _register_tiled(mm64):
+    """``C`` tiled 4 x 16 under the reduction loop ``k`` (i0, j0, k, i1, j1)."""
     sch = Schedule(mm64)
     b = sch.get_block("C")
     i, j, k = sch.get_loops(b)
     j0, j1 = sch.split(j, factors=[None, 16])
     i0, i1 = sch.split(i, factors=[None, 4])
     sch.reorder(i0, j0, k, i1, j1)
+    return sch, b, (i0, j0, k, i1, j1)
+
+
+def test_schedule_changes_show_up(mm64):
+    sch, b, (i0, j0, k, i1, j1) = _register_tiled(mm64)
     wb = sch.cache_write(b, 0, "local")
     sch.reverse_compute_at(wb, j0)
     sch.parallel(sch.fuse(i0, j0))
@@ -81,12 +87,7 @@ def test_feature_cache_by_program_hash(mm64):
 
 
 def test_micro_kernel_of_a_register_tiled_matmul(mm64):
-    sch = Schedule(mm64)
-    b = sch.get_block("C")
-    i, j, k = sch.get_loops(b)
-    j0, j1 = sch.split(j, factors=[None, 16])
-    i0, i1 = sch.split(i, factors=[None, 4])
-    sch.reorder(i0, j0, k, i1, j1)
+    sch, _, (*_, j1) = _register_tiled(mm64)
     sch.vectorize(j1)
     v = extract_features(sch.mod["main"])
     # inside the innermost reduction loop k: a 4 x 16 accumulator tile, reading 4 of A and 16 of B per k

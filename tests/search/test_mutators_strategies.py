@@ -155,6 +155,16 @@ def _trained(mm128, n=96, seed=0):
     return task, feats, model, train
 
 
+def _evo_after_training(mm128, **kw):
+    """An evolutionary search told the training programs' measurements, all of them known to the task."""
+    task, feats, model, train = _trained(mm128)
+    evo = EvolutionarySearch(task, model, feats, seed=0, **kw)
+    evo.notify(train, [_oracle(p) for p in train])
+    for p in train:
+        task.known_hashes.add(p.hash)
+    return task, evo
+
+
 def test_measured_programs_are_ranked_by_their_measurement_not_the_model(mm128):
     task, feats, model, train = _trained(mm128)
     evo = EvolutionarySearch(task, model, feats, seed=0)
@@ -173,11 +183,7 @@ def test_measured_programs_are_ranked_by_their_measurement_not_the_model(mm128):
 
 
 def test_local_exploitation_proposes_unmeasured_neighbours_of_the_best_measured(mm128):
-    task, feats, model, train = _trained(mm128)
-    evo = EvolutionarySearch(task, model, feats, seed=0, local_share=0.5, local_parents=4)
-    evo.notify(train, [_oracle(p) for p in train])
-    for p in train:
-        task.known_hashes.add(p.hash)
+    task, evo = _evo_after_training(mm128, local_share=0.5, local_parents=4)
     picked = evo.propose(16)
     src = evo.last_stats["sources"]
     local = [p for p in picked if src[p.hash] == "local"]
@@ -194,11 +200,7 @@ def test_local_exploitation_proposes_unmeasured_neighbours_of_the_best_measured(
 
 
 def test_sketch_places_are_bounded_and_skip_the_best_sketch(mm128):
-    task, feats, model, train = _trained(mm128)
-    evo = EvolutionarySearch(task, model, feats, seed=0, sketch_min_samples=10_000)  # every sketch stays open
-    evo.notify(train, [_oracle(p) for p in train])
-    for p in train:
-        task.known_hashes.add(p.hash)
+    task, evo = _evo_after_training(mm128, sketch_min_samples=10_000)  # every sketch stays open
     picked = evo.propose(16)
     src = evo.last_stats["sources"]
     sketch = [p for p in picked if src[p.hash] == "sketch"]
