@@ -131,7 +131,9 @@ class Measurer:
             mod = self._build(func, target)
         except Exception as e:  # noqa: BLE001 - reported, not raised
             raise _ReferenceError(MeasureStatus.BUILD_ERROR, _error_text("reference (unscheduled) build: ", e))
-        arrays = [a.copy() for a in w.arrays]
+        from tunefarm.runtime import aligned
+
+        arrays = [aligned.copy(a) for a in w.arrays]
         try:
             mod["main"](*arrays)
         except Exception as e:  # noqa: BLE001
@@ -153,6 +155,7 @@ class Measurer:
             secs = time.perf_counter() - t0 if build_secs is None else build_secs
             return MeasureResult(status, [], secs, text[:_MAX_ERROR_TEXT], host)
 
+        from tunefarm.runtime import aligned
         from tunefarm.schedule import ScheduleError, Trace
         from tunefarm.target import Target
 
@@ -184,9 +187,10 @@ class Measurer:
             return fail(MeasureStatus.BUILD_ERROR, _error_text("build: ", e))
         build_secs = time.perf_counter() - t0
 
-        arrays = [a.copy() for a in w.arrays]
+        # every array on a cache line boundary: otherwise a trial's time depends on where malloc put its copies
+        arrays = [aligned.copy(a) for a in w.arrays]
         for i, pack in packers:
-            arrays[i] = pack(arrays[i])
+            arrays[i] = aligned.copy(pack(arrays[i]))
         warmed = False  # the check run serves as the timing's warm-up call when it is already over the cutoff
         if cand.check:
             try:

@@ -23,7 +23,7 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
     from tunefarm.farm.check import compare_output, make_arrays, output_params
     from tunefarm.farm.measure import rewrite_layout_free
     from tunefarm.ir.serialize import from_json
-    from tunefarm.runtime import build
+    from tunefarm.runtime import aligned, build
     from tunefarm.schedule import Trace
     from tunefarm.target import Target
 
@@ -44,10 +44,10 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
             tuned = build(scheduled, tgt)["main"]
             plain = build(func, tgt)["main"]
             arrays = make_arrays(func, key)
-            expect = [a.copy() for a in arrays]
-            got = [a.copy() for a in arrays]
+            expect = [aligned.copy(a) for a in arrays]  # on cache lines, as the farm timed them
+            got = [aligned.copy(a) for a in arrays]
             for i, pack in packers:
-                got[i] = pack(got[i])
+                got[i] = aligned.copy(pack(got[i]))
             plain(*expect)
             tuned(*got)
             problems = [p for i in output_params(func) if (p := compare_output(
