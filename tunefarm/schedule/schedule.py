@@ -507,8 +507,15 @@ class Schedule:
         func = self._funcs[fname]
         loops = sampling.compute_location_loops(func, name)
         if decision is None:
-            cands = [i for i in (-2, -1, *range(len(loops))) if self._legal_location(func, name, loops, i)]
-            decision = cands[self._rng.randrange(len(cands))]
+            # uniform over the legal locations without checking them all: draw untried ones uniformly until one
+            # is legal (the first legal entry of a random order is a uniform pick among the legal ones). Each
+            # check plans a compute_at; checking all of a conv2d's ~12 loops was most of its sampling time.
+            untried = [-2, -1, *range(len(loops))]
+            while True:
+                i = untried.pop(self._rng.randrange(len(untried)))
+                if self._legal_location(func, name, loops, i):  # -1 (root) always is
+                    decision = i
+                    break
         elif isinstance(decision, bool) or not isinstance(decision, int) or \
                 not self._legal_location(func, name, loops, decision):
             legal = [i for i in (-2, -1, *range(len(loops))) if self._legal_location(func, name, loops, i)]
