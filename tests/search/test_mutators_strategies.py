@@ -222,3 +222,18 @@ def test_gentle_tile_mutation_moves_one_prime_factor_to_a_neighbour(mm128):
         assert len(moved) == 2 and moved[1] - moved[0] == 1
         src, dst = (moved[0], moved[1]) if new[moved[0]] < old[moved[0]] else (moved[1], moved[0])
         assert old[src] // new[src] == 2 and new[dst] // old[dst] == 2  # 128 = 2^7: the prime is 2
+
+
+def test_fresh_samples_left_unmeasured_are_reused_at_most_half(mm128):
+    task, evo = _evo_after_training(mm128)
+    first = evo.propose(16)
+    assert evo.last_stats["fresh_reused"] == 0
+    spare = {p.hash for p in evo._spare_fresh}
+    assert spare and not (spare & {p.hash for p in first})  # what the round did not pick
+    evo.notify(first, [_oracle(p) for p in first])
+    for p in first:
+        task.known_hashes.add(p.hash)
+    second = evo.propose(16)
+    n_fresh = evo.last_stats["fresh"]
+    assert 0 < evo.last_stats["fresh_reused"] <= n_fresh // 2
+    assert not ({p.hash for p in second} & task.known_hashes)  # a reused sample is never a measured one

@@ -3,7 +3,10 @@
 Each round:
 1. ``fresh_factor * n`` fresh samples of the space are scored by the cost model; the population starts from
    the fastest programs measured so far (this job and, via warm start, earlier ones in the database), the
-   best still-unmeasured programs of the previous round, and the best-scored fresh samples;
+   best still-unmeasured programs of the previous round, and the best-scored fresh samples. Fresh samples a
+   round leaves unmeasured are still unbiased draws of the space, so up to half of the next round's are
+   those (re-scored by the retrained model), the rest newly drawn: sampling and postprocessing a program
+   was the largest part of the driver's CPU per trial;
 2. a few generations: parents are drawn by *fitness* (tournament), mutated with probability ``mutate_prob``
    (a mutant edits one decision and is replayed; if it no longer fits, the parent survives), and the next
    population keeps the fittest unique programs (by program hash). Fitness is the measurement for a measured
@@ -62,6 +65,7 @@ class EvolutionarySearch(SearchStrategy):
         self.mutators = list(mutators) if mutators is not None else default_mutators()
         self.rng = random.Random(seed)
         self._carry: list[Program] = []
+        self._spare_fresh: list[Program] = []  # unmeasured fresh samples of the last round
         self.last_stats: dict = {}
         self.sketch_quota = sketch_quota
         self.sketch_min_samples = sketch_min_samples
@@ -155,7 +159,9 @@ class EvolutionarySearch(SearchStrategy):
         for p in self._carry[: self.carry_over]:
             if p.hash not in known:
                 seeds.setdefault(p.hash, p)
-        fresh = self.fresh(n_fresh, exclude=set(seeds), attempts=max(4 * n_fresh, 64))
+        reused = [p for p in self._spare_fresh if p.hash not in known and p.hash not in seeds][: n_fresh // 2]
+        fresh = reused + self.fresh(n_fresh - len(reused), exclude=set(seeds) | {p.hash for p in reused},
+                                    attempts=max(4 * n_fresh, 64))
         self.score(fresh)
         fresh.sort(key=lambda p: -(p.score or 0.0))
         for p in fresh[: max(0, self.population_size - len(seeds))]:
@@ -249,8 +255,11 @@ class EvolutionarySearch(SearchStrategy):
             if p.hash not in chosen:
                 take(p, "fill")
         self._carry = [p for p in ranked if p.hash not in chosen][: self.carry_over]
+        self._spare_fresh = [p for p in fresh if p.hash not in chosen]
+        self.rng.shuffle(self._spare_fresh)
         self.last_stats = {"population": len(pop), "pool": len(pool), "mutants": n_mutants,
-                           "invalid_mutants": n_invalid, "fresh": len(fresh), "sources": sources}
+                           "invalid_mutants": n_invalid, "fresh": len(fresh), "fresh_reused": len(reused),
+                           "sources": sources}
         if not out:
             self.exhausted = True
         return out
