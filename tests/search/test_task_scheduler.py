@@ -43,6 +43,21 @@ def test_gradient_warm_up_then_the_task_with_most_to_gain():
     assert gs.next_task(tasks) == 2
 
 
+def test_a_round_in_flight_counts_as_the_warm_up():
+    # with the driver pipeline the next batch is chosen before the first one is measured: the task whose first
+    # round is in flight must not get a second warm-up round ahead of the task that has none
+    s = GradientScheduler(epsilon=0.0)
+    tasks = [TaskState("a"), TaskState("b")]
+    first = s.next_task(tasks)
+    tasks[first].inflight += 1
+    second = s.next_task(tasks)
+    assert {first, second} == {0, 1}
+    tasks[second].inflight += 1
+    tasks[first].inflight -= 1
+    tasks[first].record_round(16, 1e-3)
+    assert s.next_task(tasks) == first  # the other's warm-up is under way; gradients decide among the measured
+
+
 def test_gradient_explores_with_epsilon():
     tasks = [TaskState("a"), TaskState("b")]
     for t in tasks:

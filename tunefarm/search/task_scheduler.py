@@ -26,6 +26,7 @@ class TaskState:
     best_latency: float = math.inf  # seconds
     done: bool = False
     history: list = dataclasses.field(default_factory=list)  # best latency after each round
+    inflight: int = 0  # rounds handed out whose results are not recorded yet (the driver pipeline)
 
     def record_round(self, n_trials: int, best_latency: float) -> None:
         self.trials += n_trials
@@ -90,11 +91,14 @@ class GradientScheduler(TaskScheduler):
         if not live:
             return None
         for i in live:  # warm-up: every task gets one round before gradients mean anything
-            if tasks[i].rounds == 0:
+            if tasks[i].rounds == 0 and tasks[i].inflight == 0:  # one in flight is its warm-up round
                 return i
+        measured = [i for i in live if tasks[i].rounds > 0]
+        if not measured:  # every warm-up round is still in flight: spread the next batches over the tasks
+            return min(live, key=lambda i: tasks[i].inflight)
         if self._rng.random() < self.epsilon:
             return self._rng.choice(live)
-        return min(live, key=lambda i: (self.gradient(tasks[i]), tasks[i].rounds))
+        return min(measured, key=lambda i: (self.gradient(tasks[i]), tasks[i].rounds))
 
 
 def make_task_scheduler(kind: str | TaskScheduler = "gradient", seed: int | None = None) -> TaskScheduler:

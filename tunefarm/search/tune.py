@@ -256,6 +256,7 @@ class _Job:
                 continue
             for p in progs:
                 t.known_hashes.add(p.hash)
+            t.state.inflight += 1
             self.search_cpu += time.thread_time() - t0
             return i, progs
         return None
@@ -283,6 +284,7 @@ class _Job:
             records.append(Record(t.key, p.trace_json(), p.hash, self.target_str, r, self.job_id, base + k))
         self.db.commit_records(records)
         self.strategies[i].notify(progs, lats)
+        t.state.inflight -= 1
         t.state.record_round(len(progs), min(medians, default=math.inf))
         self.new_trials += len(progs)
         statuses: dict = {}
