@@ -17,6 +17,7 @@ from tunefarm.runtime import build
 from tunefarm.search import block_info
 from tunefarm.search.postprocs import apply_postprocs, default_postprocs, verify_program
 from tunefarm.search.space import AutoSpace
+from tunefarm.search.workloads import builtin_workload
 
 
 def _mlp_kernels(batch: int):
@@ -52,16 +53,22 @@ def _run(func, arrays):
     return arrays[-1]
 
 
+def _tiles(space, workload):
+    """``(rows, cols, accumulators)`` of the register tiles the space offers for a matmul's ``C``."""
+    _, options = space._microkernel_plan(builtin_workload(workload), "C")
+    return {(rows[0], cols, acc) for rows, cols, acc, _ in options}
+
+
 def test_register_tiles_fit_the_register_file():
     space = AutoSpace(n_cores=1, vector_lanes=8)
-    tiles = space._register_tiles(64, 128)
+    tiles = _tiles(space, "matmul-64x128x64")
     assert (4, 16, 8) in tiles and (2, 32, 8) in tiles and (8, 8, 8) in tiles
     # accumulators + one vector per column group + one broadcast <= 16 AVX2 registers
     assert all(r * (c // 8) + c // 8 + 1 <= 16 for r, c, _ in tiles)
     assert (8, 16, 16) not in tiles  # 16 accumulators would spill
-    assert {c for _, c, _ in space._register_tiles(64, 10)} == {10}  # a short output is one (ragged) tile
+    assert {c for _, c, _ in _tiles(space, "matmul-64x10x64")} == {10}  # a short output is one (ragged) tile
     wide = AutoSpace(n_cores=1, vector_lanes=16, vector_registers=32)
-    assert (8, 32, 16) in wide._register_tiles(64, 128)  # AVX-512: twice the registers
+    assert (8, 32, 16) in _tiles(wide, "matmul-64x128x64")  # AVX-512: twice the registers
 
 
 def test_no_register_tile_sketch_for_a_single_row(dense16):
@@ -100,7 +107,9 @@ def test_register_tile_sketch_reaches_the_micro_kernel(dense16):
         assert loops[-1].kind == "vectorized" and loops[-1].const_extent() % 8 == 0
         assert loops[0].annotations.get("pragma_auto_unroll_max_step", 0) > 0 or \
             any(lp.annotations.get("pragma_auto_unroll_max_step", 0) > 0 for lp in loops)
-        assert unroll == [[16, 64]]  # depth 0 is not offered: the register tile is always unrolled
+        # depth 0 is not offered (the register tile is always unrolled), nor one below rows x inner reduction step
+        tiles = [d for i, d in sorted(sch.trace.decisions.items()) if sch.trace.insts[i].kind == "SamplePerfectTile"]
+        assert len(unroll) == 1 and 0 not in unroll[0] and min(unroll[0]) >= tiles[0][3] * tiles[2][1]
         # the constant weights become contiguous [N / cols][K][cols] panels
         packed, pack = rewrite_layout(out, 1)
         cols = loops[-1].const_extent()
@@ -118,7 +127,7 @@ def test_register_tile_sketch_on_the_ten_wide_output_layer():
     dense2 = _mlp_kernels(16)[1]
     space = AutoSpace(n_cores=1)
     plan = space._microkernel_plan(dense2, "matmul")
-    assert plan is not None and {c for tiles in plan[1].values() for _, c, _ in tiles} == {10}
+    assert plan is not None and {cols for _, cols, _, _ in plan[1]} == {10}
     rng = np.random.default_rng(1)
     arrays = [rng.uniform(-1, 1, p.const_shape()).astype("float32") for p in dense2.params]
     expect = arrays[0] @ arrays[1] + arrays[2]

@@ -16,9 +16,13 @@ defaults:
   with ``cols`` whole vectors of the contiguous dimension and ``rows * cols / lanes`` accumulators filling most
   of the vector register file (4 x 16 on AVX2: eight FMA chains, two weight vectors, one broadcast), the level
   above it is 1 so the write-back (with the epilogues) sits right outside the reduction, the reduction's
-  inner step is 1, 2 or 4, and the unroll depth is never 0 (a rolled 4 x 16 tile ran 5x slower). Constant
-  weights need no packing copy here: the compiled model stores them in the order the kernel reads them
-  (``graph/layout.py``), so the kernel streams a contiguous ``[N / cols][K][cols]`` panel;
+  inner step is 1-4 (a 3-tap window loop whole), and the unroll depth is never 0 (a rolled 4 x 16 tile ran 5x
+  slower) nor below the tile's rows times that step. The rows may come from two loops (a convolution's
+  output channels share its input vectors, its image rows share the weight broadcasts: 4 x 2 rows of 7 lanes);
+  tiles are drawn by accumulators over the square of the loads per FMA. A row that is no whole number of
+  vectors (28 wide) tiles as one ragged register (7 lanes), not 14 or 28. Its padding is computed once at the
+  root. Constant weights need no packing copy here: the compiled model stores them in the order the kernel
+  reads them (``graph/layout.py``), so the kernel streams a contiguous ``[N / cols][K][cols]`` panel;
 - for reductions with a small output whose inputs are contiguous along the reduction (a dense layer on one
   input row), an ``rfactor`` sketch: the reduction's inner part becomes vector lanes of partial sums, so the
   weights are read with contiguous vector loads instead of gathers;
@@ -46,9 +50,11 @@ import random
 import re
 from typing import Callable
 
+from ..ir import expr as E
+from ..ir import stmt as S
 from ..ir.function import PrimFunc
 from ..schedule import Schedule, ScheduleError
-from ..schedule.primitives.query import get_consumers
+from ..schedule.primitives.query import get_consumers, get_producers
 from ..schedule.sampling import sample_perfect_tile as draw_perfect_tile
 from . import block_info
 
@@ -150,17 +156,18 @@ class AutoSpace(SpaceGenerator):
     def sample(self, func: PrimFunc, seed: int) -> Schedule:
         sch = Schedule(func, seed=seed)
         rng = random.Random(seed ^ 0x5DEECE66D)  # structural (sketch) choices and biased tile draws
-        registers: list = []  # blocks given a register-tile sketch
+        registers: list = []  # statements each register-tile sketch needs unrolled
+        placed: set = set()  # producers a sketch already put where they belong (padding at the root)
         self._auto_inline(sch)
         tiled: set = set()
         for name in block_info.leaf_blocks(sch.mod["main"]):
             # an earlier block's sketch may have folded this one into its write-back (bias, ReLU)
             if name in block_info.leaf_blocks(sch.mod["main"]) and \
                     block_info.needs_multi_level_tiling(sch.mod["main"], name):
-                tiled |= self._tile_reduction(sch, name, rng, registers)
-        self._random_compute_location(sch, tiled)
-        self._split_for_vectors(sch, tiled, rng)
-        self._annotate_root(sch, unroll_required=bool(registers))
+                tiled |= self._tile_reduction(sch, name, rng, registers, placed)
+        self._random_compute_location(sch, tiled | placed)
+        self._split_for_vectors(sch, tiled, rng, whole=placed)
+        self._annotate_root(sch, unroll_required=bool(registers), min_unroll=max(registers, default=0))
         return sch
 
     # -- rules --------------------------------------------------------------------------------------------
@@ -193,9 +200,11 @@ class AutoSpace(SpaceGenerator):
                     break
         return sch.sample_perfect_tile(loop, n=n, max_innermost_factor=limit, decision=decision)
 
-    def _tile_reduction(self, sch: Schedule, name: str, rng: random.Random, registers: list) -> set:
+    def _tile_reduction(self, sch: Schedule, name: str, rng: random.Random, registers: list,
+                        placed: set | None = None) -> set:
         """Pick a sketch for a reduction block and apply it; returns the names of the blocks it tiled (and
-        appends ``name`` to ``registers`` when the sketch is a register tile, which must be unrolled)."""
+        appends to ``registers`` the statement count of the inner tile when the sketch is a register tile, which
+        must be unrolled whole; padding producers it computes at the root go to ``placed``)."""
         func = sch.mod["main"]
         sketches: list = [0] + [lvl for lvl in self.write_cache_levels]
         packable = block_info.packable_read(func, name) if self.pack_reads else None
@@ -213,35 +222,68 @@ class AutoSpace(SpaceGenerator):
         if choice == "pack":
             return self._multi_level_tiling(sch, name, rng, 0, packable)
         if choice == "micro":
-            registers.append(name)
-            fixed = self._microkernel_decisions(sch, name, micro, rng)
-            return self._multi_level_tiling(sch, name, rng, 2, decisions=fixed)
+            fixed, unrolled = self._microkernel_decisions(sch, name, micro, rng)
+            registers.append(unrolled)
+            tiled = self._multi_level_tiling(sch, name, rng, 2, decisions=fixed)
+            if placed is not None:
+                placed |= self._padding_at_root(sch, name)
+            return tiled
         return self._multi_level_tiling(sch, name, rng, choice)
 
     # -- the register-tile (micro-kernel) sketch ------------------------------------------------------------
-    def _register_tiles(self, row_ext: int, col_ext: int) -> list[tuple[int, int, int]]:
-        """``(rows, cols, accumulators)`` register tiles: ``cols`` a whole number of vectors dividing the
-        contiguous extent (or all of a short one), ``rows`` dividing the other, and the accumulators plus one
-        vector per column group plus a broadcast fitting the register file."""
+    def _vector_pieces(self, cols: int) -> int:
+        """Loads LLVM makes of one ``cols``-lane row: whole vectors, then a ragged tail split into power-of-two
+        parts (7 lanes of a float row: a 4-, a 2- and a 1-lane load plus two shuffles)."""
+        return cols // self.vector_lanes + bin(cols % self.vector_lanes).count("1")
+
+    def _tile_cols(self, col_ext: int) -> list[int]:
+        """Column widths of a register tile: whole vectors dividing the contiguous extent; else (ragged) at most
+        one vector with 3/4 of its lanes used (a 28-wide image row as 7) or all of a short output (10 columns).
+        Wider ragged widths (13 of a 26-wide row) only when there is no such one: LLVM keeps a loop-carried
+        vector of a non-power-of-two width over one register as scalars, and 14- and 28-lane conv2d tiles
+        measured 1.2-1.6x slower than 7-lane ones."""
         lanes = self.vector_lanes
         cols = [c for c in range(lanes, 4 * lanes + 1, lanes) if col_ext % c == 0]
-        if not cols:  # ragged: 10 outputs as one tile, a 28-wide image row as 7, 14 or 28 lanes (7/8 of the vectors)
-            cols = [c for c in range(lanes // 2 + 1, 4 * lanes + 1)
-                    if col_ext % c == 0 and (c / (-(-c // lanes) * lanes) >= 0.75 or c == col_ext <= 2 * lanes)]
+        if cols:
+            return cols
+        ragged = [c for c in range(lanes // 2 + 1, 4 * lanes + 1)
+                  if col_ext % c == 0 and (c / (-(-c // lanes) * lanes) >= 0.75 or c == col_ext <= 2 * lanes)]
+        return [c for c in ragged if c <= lanes or c == col_ext <= 2 * lanes] or ragged
+
+    def _fits(self, acc: int, vecs: int) -> bool:
+        return acc + vecs + 1 <= self.vector_registers
+
+    def _operand_loops(self, func, name: str):
+        """For each operand the block's update loads (the accumulator excluded): the indices of the loops it
+        depends on. None when the bindings are not one loop per iteration variable."""
+        realize, loops = block_info.locate(func, name)
+        blk = realize.block
+        if not block_info.has_trivial_bindings(func, name) or not isinstance(blk.body, S.BufferStore):
+            return None
+        loop_of = {}
+        for iv, value in zip(blk.iter_vars, realize.iter_values):
+            for k, lp in enumerate(loops):
+                if lp.loop_var is value:
+                    loop_of[iv.var] = k
         out = []
-        for c in cols:
-            vecs = -(-c // lanes)
-            for r in range(1, min(row_ext, 16) + 1):
-                if row_ext % r == 0 and r * vecs + vecs + 1 <= self.vector_registers:
-                    out.append((r, c, r * vecs))
+        for ld in block_info.expr_nodes(blk.body.value, E.BufferLoad):
+            if ld.buffer is blk.body.buffer:
+                continue
+            out.append({loop_of[v] for i in ld.indices for v in block_info.vars_in(i) if v in loop_of})
         return out
 
     def _microkernel_plan(self, func, name: str):
-        """``(contiguous loop, {row loop: tiles})`` when a register-tile kernel fits the block, else None.
+        """``(contiguous loop, [(rows by loop index, cols, accumulators, weight)])`` when a register-tile kernel
+        fits the block, else None.
 
-        Row loops are the other spatial loops with extent > 1 (a sample picks one: a convolution's output
-        channels share the input vectors, its image rows share the weights); tiles with fewer than four
-        accumulators (a dense layer on one row) are not worth a sketch: the FMA latency would not be hidden.
+        Row loops are the other spatial loops with extent > 1. A tile has one row loop, or two (a convolution's
+        output channels share the input vectors, its image rows share the weights: 4 channels x 2 rows x 7
+        lanes measured 1.15-1.2x faster than 8 channels x 7 lanes); two-loop tiles keep to half the register
+        file, since both the vectors and the broadcasts of a step stay live (2 x 7 rows of 7 lanes spilled and
+        ran 1.5-1.7x slower than 4 x 2). Tiles with fewer than four accumulators (a dense layer on one row) are not worth a
+        sketch: the FMA latency would not be hidden. ``weight`` (the sampling weight) is the accumulators over
+        the square of the loads per FMA: a load of the vector operand costs its ``_vector_pieces``, a broadcast
+        one; an operand is loaded once per row of the row loops it depends on.
         """
         kinds = block_info.loop_kinds(func, name)
         c = block_info.contiguous_loop_index(func, name)
@@ -251,36 +293,93 @@ class AutoSpace(SpaceGenerator):
         exts = [lp.const_extent() for lp in loops]
         if any(e is None for e in exts):
             return None
-        plan = {}
-        for row, kind in enumerate(kinds):
-            if kind == "S" and row != c and exts[row] > 1:
-                tiles = [t for t in self._register_tiles(exts[row], exts[c]) if t[2] >= 4]
-                if tiles:
-                    plan[row] = tiles
-        return (c, plan) if plan else None
+        operands = self._operand_loops(func, name)
+        row_loops = [k for k, kind in enumerate(kinds) if kind == "S" and k != c and exts[k] > 1]
+        shapes = [{k: r} for k in row_loops for r in range(2, min(exts[k], 16) + 1) if exts[k] % r == 0]
+        shapes += [{a: ra, b: rb} for i, a in enumerate(row_loops) for b in row_loops[i + 1:]
+                   for ra in range(2, min(exts[a], 16) + 1) if exts[a] % ra == 0
+                   for rb in range(2, min(exts[b], 16) + 1) if exts[b] % rb == 0]
+        options = []
+        for cols in self._tile_cols(exts[c]):
+            vecs = -(-cols // self.vector_lanes)
+            for rows in shapes:
+                n_rows = 1
+                for r in rows.values():
+                    n_rows *= r
+                acc = n_rows * vecs
+                if acc < 4 or not self._fits(acc, vecs) or (len(rows) > 1 and acc > self.vector_registers // 2):
+                    continue
+                options.append((rows, cols, acc, self._tile_weight(rows, cols, acc, c, operands)))
+        return (c, options) if options else None
 
-    def _microkernel_decisions(self, sch: Schedule, name: str, plan, rng: random.Random) -> dict:
-        """Tile decisions of one micro-kernel sample, by loop index: the register tile is the innermost
-        spatial level, the level above it is 1 (the write-back sits right outside the reduction), the
-        reduction's inner level is a short unrollable step (1, 2 or 4), outer levels are random."""
-        c, rows_tiles = plan
-        row = rng.choice(sorted(rows_tiles))
-        tiles = rows_tiles[row]
-        weights = [acc * acc for _, _, acc in tiles]  # fuller register files hide FMA latency better
-        rows, cols, _ = rng.choices(tiles, weights=weights)[0]
+    def _tile_weight(self, rows: dict, cols: int, acc: int, c: int, operands) -> float:
+        if operands is None:
+            return float(acc * acc)
+        loads = 0
+        for deps in operands:
+            n = self._vector_pieces(cols) if c in deps else 1
+            for k, r in rows.items():
+                if k in deps:
+                    n *= r
+            loads += n
+        per_fma = max(loads, 1) / acc
+        return acc / (per_fma * per_fma)
+
+    def _microkernel_decisions(self, sch: Schedule, name: str, plan, rng: random.Random) -> tuple[dict, int]:
+        """Tile decisions of one micro-kernel sample, by loop index, and the number of statements the inner
+        reduction step unrolls to: the register tile is the innermost spatial level, the level above it is 1
+        (the write-back sits right outside the reduction), the reduction's inner level is a short unrollable
+        step (1-4, a whole 3-tap window loop included) whose statements (counted in vectors) fit the deepest
+        unroll depth, outer levels are random."""
+        c, options = plan
+        rows, cols, _, _ = rng.choices(options, weights=[w for *_, w in options])[0]
         kinds = block_info.loop_kinds(sch.mod["main"], name)
         _, loops = block_info.locate(sch.mod["main"], name)
+        statements = 1
+        for r in rows.values():
+            statements *= r
+        budget = max(max(self.unroll_steps, default=0), statements)
+        budget = min(budget, max(64, statements))  # 512 is opt-in for other sketches, not a reason to unroll more
+        vecs = -(-cols // self.vector_lanes)  # a statement of a multi-vector row is that many in the unrolled code
         out = {}
-        for k, (lp, kind) in enumerate(zip(loops, kinds)):
-            ext = lp.const_extent()
+        reductions = [k for k, kind in enumerate(kinds) if kind == "R"]
+        for k in rng.sample(reductions, len(reductions)):
+            ext = loops[k].const_extent()
+            step = rng.choice([u for u in (1, 2, 3, 4) if ext % u == 0 and statements * u * vecs <= budget] or [1])
+            statements *= step
+            out[k] = [ext // step, step]
+        for k, kind in enumerate(kinds):
             if kind == "S":
-                inner = cols if k == c else rows if k == row else 1
+                ext = loops[k].const_extent()
+                inner = cols if k == c else rows.get(k, 1)
                 a, b = draw_perfect_tile(rng, ext // inner, 2, None)
                 out[k] = [a, b, 1, inner]
-            elif kind == "R":
-                step = rng.choice([u for u in (1, 2, 4) if ext % u == 0])
-                out[k] = [ext // step, step]
-        return out
+        return out, statements
+
+    def _padding_at_root(self, sch: Schedule, name: str) -> set:
+        """Producers of ``name`` that store a conditional value (padding) stay at the root, computed once:
+        inlined, the register tile's vector loads become guarded gathers (4.2x slower measured on conv2d), and
+        under a tile loop they are recomputed per tile. Their outer loops are fused into one, so the unroll
+        depth given for the register tile does not unroll the copy's rows too (30 rows of a padded 28 x 28
+        image are 120 vector statements, most of the code-size budget). Returns the blocks placed."""
+        func = sch.mod["main"]
+        placed = set()
+        for prod in get_producers(func, name):
+            if prod not in block_info.leaf_blocks(func) or not block_info.has_conditional_value(func, prod):
+                continue
+            blk = block_info.block_realize(func, prod).block
+            if not block_info.is_spatial(blk) or block_info.writes_param(func, blk):
+                continue
+            rv = sch.get_block(prod)
+            loops = sch.get_loops(rv)
+            if len(loops) > 2:
+                try:
+                    sch.fuse(*loops[:-1])
+                except ScheduleError:
+                    continue
+            placed.add(prod)
+            func = sch.mod["main"]
+        return placed
 
     def _multi_level_tiling(self, sch: Schedule, name: str, rng: random.Random, cache_level: int,
                             pack: tuple | None = None, decisions: dict | None = None) -> set:
@@ -410,11 +509,17 @@ class AutoSpace(SpaceGenerator):
             except ScheduleError:
                 continue
 
-    def _split_for_vectors(self, sch: Schedule, tiled: set, rng: random.Random) -> None:
-        """Spatial blocks: split the innermost loop so its inner part can become vector lanes."""
+    def _split_for_vectors(self, sch: Schedule, tiled: set, rng: random.Random, whole: set = frozenset()) -> None:
+        """Spatial blocks: split the innermost loop so its inner part can become vector lanes; blocks in
+        ``whole`` keep an innermost loop that is one vector already (a padded image row of 30: splitting it as
+        30 x 1 ... 2 x 15 measured 0.98-1.02x on conv2d, and its unrolled part only spends code-size budget)."""
         for name in block_info.leaf_blocks(sch.mod["main"]):
             if name in tiled:
                 continue
+            if name in whole:
+                ext = sch.get(sch.get_loops(sch.get_block(name))[-1]).const_extent()
+                if ext is not None and ext <= self.max_vectorize_extent:
+                    continue
             func = sch.mod["main"]
             blk = block_info.block_realize(func, name).block
             if not block_info.is_spatial(blk):
@@ -434,9 +539,12 @@ class AutoSpace(SpaceGenerator):
             except ScheduleError:
                 continue
 
-    def _annotate_root(self, sch: Schedule, unroll_required: bool = False) -> None:
+    def _annotate_root(self, sch: Schedule, unroll_required: bool = False, min_unroll: int = 0) -> None:
         """Parallel extent, vector extent, unroll depth; a register tile only lives in registers once its
-        loops are unrolled (measured: a 4 x 16 tile left rolled runs 5x slower), so then depth 0 is not offered."""
+        loops are unrolled (measured: a 4 x 16 tile left rolled runs 5x slower), so then depth 0 is not offered,
+        nor a depth below ``min_unroll`` (the statements of the inner reduction step times the tile's rows: a
+        conv2d tile of 4 x 2 rows whose 3-step ``ry`` loop stayed rolled under depth 16 ran 1.2x slower than
+        under 64)."""
         root = sch.get_block("root")
         if len(self.parallel_extents) > 1:
             n = len(self.parallel_extents)
@@ -448,6 +556,8 @@ class AutoSpace(SpaceGenerator):
         steps = list(self.unroll_steps)
         if unroll_required and any(x > 0 for x in steps):
             steps = [x for x in steps if x > 0]
+            deep = [x for x in steps if x >= min_unroll]
+            steps = deep or [max(steps)]
         n = len(steps)
         v = sch.sample_categorical(candidates=steps, probs=[1.0 / n] * n)
         sch.annotate(root, UNROLL_KEY, v)
