@@ -189,3 +189,32 @@ def test_vectorized_loop_with_predicate_from_non_divisible_split():
     b = np.zeros(n, "float32")
     build(f)(a, b)
     np.testing.assert_allclose(b, a * a)
+
+
+def _ragged_program(n_vec: int, lanes: int = 7):
+    """T = 2 * A (an intermediate big enough for the heap), then C = T + A in ``lanes``-wide vectors."""
+    n = n_vec * lanes
+    A, C = Buffer("A", (n,)), Buffer("C", (n,))
+    T = Buffer("T", (n,))
+    fill = loops([("i", n, "serial")], lambda i: realize(
+        "T", [("S", n, i)], lambda v: BufferStore(T, A[v] * const(2.0, "float32"), (v,))))
+    use = loops([("o", n_vec, "serial"), ("l", lanes, "vectorized")], lambda o, l: realize(
+        "C", [("S", n, o * lanes + l)], lambda v: BufferStore(C, T[v] + A[v], (v,))))
+    return PrimFunc([A, C], wrap_root(seq([fill, use]), alloc_buffers=[T]), name="ragged")
+
+
+def test_ragged_loads_of_an_allocated_buffer_are_one_wider_load():
+    f = _ragged_program(3000)  # 84 KB: a heap buffer, allocated with spare bytes after it
+    ir = unoptimized_ir(f)
+    assert re.search(r"load <8 x float>, ptr", ir)  # T: one 8-lane load, narrowed to 7
+    assert "shufflevector <8 x float>" in ir
+    assert re.search(r"load <7 x float>, ptr", ir)  # A is the caller's array: never read past its end
+    a = RNG.standard_normal(3000 * 7).astype("float32")
+    c = np.zeros_like(a)
+    build(f)(a, c)
+    np.testing.assert_allclose(c, 3 * a, rtol=1e-6)
+
+
+def test_ragged_loads_of_a_stack_buffer_are_not_widened():
+    ir = unoptimized_ir(_ragged_program(10))  # 280 bytes: an alloca of exactly its size
+    assert not re.search(r"load <8 x float>, ptr", ir)

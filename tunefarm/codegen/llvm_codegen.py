@@ -34,7 +34,7 @@ from ..ir import stmt as S
 from ..ir.arith import const_bound
 from ..ir.functor import collect_buffer_accesses, collect_vars
 from ..target import Target
-from .llvm_exprs import ExprEmitter
+from .llvm_exprs import ALLOC_SLACK_BYTES, ExprEmitter
 from .llvm_types import I32, I64, PTR, VOID, alloca, declare, size_of, storage_type
 from .loop_metadata import mark_back_edge, unroll_full_loop_id
 from .lower import LoweredFunc
@@ -192,6 +192,7 @@ class FunctionEmitter(ExprEmitter):
         self.builder = ir.IRBuilder(self.first_block)
         self.env: dict = {}
         self.buffers: dict = {}
+        self.slack_buffers: set = set()  # heap buffers with >= ALIGN bytes after their end (see _heap_alloc)
         self.bounds: dict = {}
         self.entry_vars: set = set()  # variables whose values exist at function entry
         self.vc = None
@@ -351,6 +352,7 @@ class FunctionEmitter(ExprEmitter):
         with ctx:
             ptr = self._heap_alloc(size_expr, esize)
         self.buffers[buf] = ptr
+        self.slack_buffers.add(buf)
         if at_entry:
             self._frees.append(ptr)
             self.stmt(s.body)
@@ -358,13 +360,15 @@ class FunctionEmitter(ExprEmitter):
             self.stmt(s.body)
             self.builder.call(declare(self.module, "free", VOID, [PTR], attrs=("nounwind",)), [ptr])
             del self.buffers[buf]
+            self.slack_buffers.discard(buf)
 
     def _heap_alloc(self, size_expr, esize: int) -> ir.Value:
         b = self.builder
         n = self.typed(size_expr, "int64")
         nbytes = b.mul(n, ir.Constant(I64, esize))
-        # aligned_alloc wants a multiple of the alignment; never ask for zero bytes
-        rounded = b.and_(b.add(nbytes, ir.Constant(I64, 2 * ALIGN - 1)), ir.Constant(I64, -ALIGN))
+        # aligned_alloc wants a multiple of the alignment; never ask for zero bytes. The size is rounded up past
+        # at least ALIGN spare bytes, which a widened ragged vector load may read (ExprEmitter._e_BufferLoad)
+        rounded = b.and_(b.add(nbytes, ir.Constant(I64, ALLOC_SLACK_BYTES + ALIGN - 1)), ir.Constant(I64, -ALIGN))
         fn = declare(self.module, "aligned_alloc", PTR, [I64, I64], attrs=("nounwind",))
         return b.call(fn, [ir.Constant(I64, ALIGN), rounded])
 

@@ -398,6 +398,13 @@ class ExprEmitter:
         if layout is not None and layout[0] == 1:
             start = self.iadd(self.index_value(layout[1]), vc.base)
             st = storage_type(buf.dtype)
+            wide = _widened_lanes(vc.lanes, buf.dtype) if buf in getattr(self, "slack_buffers", ()) else None
+            if wide is not None:
+                # a ragged width (7 lanes of a 28-wide row) is split by LLVM into 4 + 2 + 1 loads and shuffles;
+                # one power-of-two load of a buffer we allocated with spare bytes after it, narrowed, is one load
+                v = b.load(self.element_ptr(buf, start), typ=ir.VectorType(st, wide), align=_elem_bytes(buf.dtype))
+                return b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined),
+                                        ir.Constant(ir.VectorType(I32, vc.lanes), list(range(vc.lanes))))
             v = b.load(self.element_ptr(buf, start), typ=ir.VectorType(st, vc.lanes), align=_elem_bytes(buf.dtype))
             if buf.dtype == "bool":
                 return b.icmp_unsigned("!=", v, ir.Constant(v.type, [0] * vc.lanes))
@@ -445,3 +452,15 @@ def _wrap(value: int, width: int) -> int:
 
 def _elem_bytes(dtype: str) -> int:
     return size_of(dtype)
+
+
+# spare bytes the code generator leaves after every heap buffer it allocates (``FunctionEmitter._heap_alloc``)
+ALLOC_SLACK_BYTES = 64
+
+
+def _widened_lanes(lanes: int, dtype: str) -> int | None:
+    """The power-of-two width to load ``lanes`` ragged lanes with, when the over-read fits in the slack."""
+    if dtype == "bool" or lanes < 3 or lanes & (lanes - 1) == 0:
+        return None
+    wide = 1 << lanes.bit_length()
+    return wide if (wide - lanes) * size_of(dtype) <= ALLOC_SLACK_BYTES else None

@@ -87,6 +87,8 @@ def emit_parallel(fe, loop: S.For) -> bool:
     for arg, buf in zip(body_fn.args, bufs):
         arg.add_attribute("noalias")
         child.buffers[buf] = arg
+        if buf in fe.slack_buffers:
+            child.slack_buffers.add(buf)
     for arg, v in zip(body_fn.args[len(bufs):], vars_):
         child.env[v] = arg
         child.entry_vars.add(v)
