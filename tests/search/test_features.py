@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from tunefarm.schedule import Schedule
-from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, FeatureCache, extract_features,
-                                      feature_names, store_features)
+from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, SUM_FEATURES, FeatureCache,
+                                      extract_features, feature_names, store_features)
 
 
 def _col(vec, store: int, name: str) -> float:
@@ -107,3 +107,42 @@ def test_micro_kernel_of_a_register_tiled_matmul(mm64):
     rows = store_features(Schedule(mm64).mod["main"])
     init_rows = [r for r in rows if r[STORE_FEATURES.index("is_init")] == 1]
     assert init_rows and all(r[STORE_FEATURES.index("has_micro_kernel")] == 0 for r in init_rows)
+
+
+def test_register_facts_of_the_micro_kernel(mm64):
+    # 4 x 16 tile vectorized along j: 4 * 16 / 8 = 8 accumulator vectors + 2 vectors of B + a broadcast of A
+    sch, b, (i0, j0, k, i1, j1) = _register_tiled(mm64)
+    sch.vectorize(j1)
+    v = extract_features(sch.mod["main"])
+    assert _col(v, 0, "micro_acc_vectors") == 8
+    assert _col(v, 0, "micro_registers_fit") == 1
+    assert _col(v, 0, "micro_unrolled_share") == pytest.approx(1 / 4)  # no unroll pragma: one of i1's 4 rows
+    sch.annotate(i0, "pragma_auto_unroll_max_step", 64)
+    unrolled = extract_features(sch.mod["main"])
+    assert _col(unrolled, 0, "micro_unrolled_share") == 1  # the whole i1 loop (4 <= 64) becomes straight code
+    # a 16 x 16 tile needs 32 accumulators: more than the 16 AVX2 registers
+    sch2 = Schedule(mm64)
+    i, j, kk = sch2.get_loops(sch2.get_block("C"))
+    j0, j1 = sch2.split(j, factors=[None, 16])
+    i0, i1 = sch2.split(i, factors=[None, 16])
+    sch2.reorder(i0, j0, kk, i1, j1)
+    sch2.vectorize(j1)
+    big = extract_features(sch2.mod["main"])
+    assert _col(big, 0, "micro_acc_vectors") == 32 and _col(big, 0, "micro_registers_fit") == 0
+
+
+def test_a_copy_store_outranks_the_init_when_it_runs_more_often(mm64):
+    # a cache_read of B computed inside the i loop: the copy runs 64 times (64 x 64 x 64 iterations, no flops);
+    # it must take the second slot, ahead of the 64 x 64 init, so slot contents do not depend on program order
+    sch = Schedule(mm64)
+    b = sch.get_block("C")
+    i, j, k = sch.get_loops(b)
+    cr = sch.cache_read(b, 1, "global")
+    sch.compute_at(cr, i)
+    sch.decompose_reduction(b, j)
+    v = extract_features(sch.mod["main"])
+    assert _col(v, 0, "log_total_flop") == math.log2(1 + 2 * 64 ** 3)
+    assert _col(v, 1, "log_float_ops") == 0 and _col(v, 1, "is_init") == 0
+    assert _col(v, 1, "log_iterations") == pytest.approx(math.log2(1 + 64 ** 3))
+    assert _col(v, 2, "log_iterations") == pytest.approx(math.log2(1 + 64 ** 2))  # C_init: one per output
+    assert v[-len(SUM_FEATURES):][0] == 3

@@ -9,6 +9,8 @@ bytes and distinct bytes touched per buffer, innermost strides, reuse, and an ar
 The per-store vectors are aggregated into one fixed-length vector per candidate (the three heaviest stores,
 plus sums over all stores). It is pure Python over a small tree and runs in about a millisecond per
 candidate; ``FeatureCache`` keeps vectors by program hash so a program is never featurized twice.
+``FEATURE_VERSION`` changes whenever a column changes meaning: saved cost models record it and refuse to
+load under another version.
 """
 from __future__ import annotations
 
@@ -23,13 +25,15 @@ from ..ir.dtype import nbytes
 from ..ir.function import PrimFunc
 from .block_info import expr_nodes, vars_in
 
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 N_BUFFERS = 3          # buffer-access slots per store (the written buffer first, then the largest reads)
 N_CURVE = 8            # points of the arithmetic-intensity curve
 N_FOOTPRINT = 4        # distinct bytes touched under the innermost 1..4 loops
 TOP_STORES = 3         # per-candidate aggregation: the heaviest stores, then sums
 UNKNOWN_EXTENT = 64    # stand-in for symbolic loop extents
 CACHE_LINE = 64
+VECTOR_LANES = 8        # float32 lanes of an AVX2 register (the micro-kernel's register count)
+VECTOR_REGISTERS = 16   # AVX2 ymm registers
 
 _FLOAT_OPS = {"+", "-", "*", "/", "min", "max"}
 
@@ -273,7 +277,8 @@ STORE_FEATURES = ("log_float_ops", "log_int_ops", "log_total_flop", "log_iterati
                   "log_auto_unroll_step", "log_auto_unrolled_iters", "is_init", "in_reduction_block", "writes_local",
                   "log_local_tile_elems", "log_total_bytes", "log_total_unique_bytes", "arith_intensity",
                   "has_micro_kernel", "log_micro_iters", "log_micro_write_elems", "log_micro_read_elems",
-                  "micro_flop_per_read", "micro_vectorized", "log_micro_reduction_extent", "micro_depth")
+                  "micro_flop_per_read", "micro_vectorized", "log_micro_reduction_extent", "micro_depth",
+                  "micro_acc_vectors", "micro_registers_fit", "micro_unrolled_share")
 STORE_LEN = (len(STORE_FEATURES) + N_BUFFERS * len(ACCESS_FEATURES) + N_CURVE + N_FOOTPRINT)
 
 
@@ -425,7 +430,9 @@ def _micro_kernel(st: _Store, loops: list[_Loop]) -> list[float]:
     ``i2 x j2``: its write footprint is the accumulator tile that must stay in registers, and its flops per
     distinct element read is the load/FMA balance. Single features of the loop nest do not show these
     products (a tree would need several splits on different loops to find them), and they are what separates
-    near-peak matmul schedules from the rest. All zeros for a store without a reduction loop.
+    near-peak matmul schedules from the rest. Three register-level facts follow (feature version 3): the
+    accumulator vectors, whether accumulators + operand vectors + a broadcast fit the 16 AVX2 registers, and the
+    share of the kernel that unrolling covers. All zeros for a store without a reduction loop.
     """
     write = st.accesses[0]
     r = -1
@@ -434,7 +441,7 @@ def _micro_kernel(st: _Store, loops: list[_Loop]) -> list[float]:
             r = depth
             break
     if r < 0:
-        return [0.0] * 8
+        return [0.0] * 11
     inner = loops[r + 1:]
     iters = 1.0
     for lp in inner:
@@ -443,9 +450,27 @@ def _micro_kernel(st: _Store, loops: list[_Loop]) -> list[float]:
     r_elems = sum(_distinct_elems(a, inner, _shape(a.buffer)) for a in st.accesses[1:]
                   if a.buffer is not write.buffer)
     flops = (st.float_ops or 1) * iters
-    vec = 1.0 if any(lp.kind == "vectorized" for lp in inner) else 0.0
+    vectorized = [lp for lp in inner if lp.kind == "vectorized"]
+    vec = 1.0 if vectorized else 0.0
+    lanes = float(min(vectorized[-1].extent, VECTOR_LANES)) if vectorized else 1.0
+    # registers the kernel needs: its accumulator vectors, one vector per contiguous operand load, a broadcast
+    acc = math.ceil(w_elems / lanes)
+    operand_vecs = math.ceil(max((_distinct_elems(a, vectorized, _shape(a.buffer)) for a in st.accesses[1:]
+                                  if a.buffer is not write.buffer), default=1.0) / lanes)
+    fits = 1.0 if acc + operand_vecs + 1 <= VECTOR_REGISTERS else 0.0
+    # share of the kernel's (scalar) iterations that unrolling turns into straight-line code: only an unrolled
+    # kernel indexes its accumulators with constants, which is what lets LLVM keep them in registers
+    step = max([lp.unroll_step for lp in st.loops] + [0])
+    unrolled = 1.0
+    for lp in reversed(inner):
+        if lp.kind == "vectorized":
+            continue
+        if lp.kind != "unrolled" and unrolled * lp.extent > step:
+            break
+        unrolled *= lp.extent
+    scalar_iters = iters / math.prod(lp.extent for lp in vectorized)
     return [1.0, _log(iters), _log(w_elems), _log(r_elems), flops / max(r_elems, 1.0), vec,
-            _log(loops[r].extent), float(len(inner))]
+            _log(loops[r].extent), float(len(inner)), float(acc), fits, unrolled / max(1.0, scalar_iters)]
 
 
 SUM_FEATURES = ("n_stores", "log_sum_flop", "log_sum_bytes", "log_sum_unique_bytes", "log_max_iterations")
@@ -485,13 +510,17 @@ def store_features(func: PrimFunc, n_cores: int = 1) -> np.ndarray:
 def extract_features(func: PrimFunc, n_cores: int = 1) -> np.ndarray:
     """One fixed-length vector (``FEATURE_LEN`` floats) for a scheduled function.
 
-    The three heaviest stores (by floating-point work) keep their full vectors, in that order; the tail holds
-    sums over all stores, so extra small stores (inits, write-backs) still count.
+    The three heaviest stores keep their full vectors, in that order; the tail holds sums over all stores, so
+    extra small stores still count. A store's weight is its floating-point work plus its iterations: a copy
+    (a packing ``cache_read``, a write-back) has no float ops but its loads and stores take time, and a packing
+    copy redone inside an outer tile loop must outrank the init (feature version 3; version 2 ordered by flops
+    alone, so such copies fell behind the init or out of the top three).
     """
     stores = _collect_stores(func)
     tiles = _local_tiles(stores)
     vecs = [_store_vector(st, n_cores, tiles) for st in stores]
-    vecs.sort(key=lambda p: -p[1])
+    i_it = STORE_FEATURES.index("log_iterations")
+    vecs.sort(key=lambda p: -(p[1] + 2.0 ** p[0][i_it] - 1.0))  # flops + iterations (stable: program order)
     out = np.zeros(FEATURE_LEN)
     for k, (v, _) in enumerate(vecs[:TOP_STORES]):
         out[k * STORE_LEN:(k + 1) * STORE_LEN] = v
