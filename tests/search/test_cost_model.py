@@ -186,7 +186,7 @@ def test_trained_on_real_measurements_a_register_tiled_program_outranks_the_naiv
     """32 auto-space programs of matmul 64^3 timed by the farm; the model then scores two programs it never
     saw: the naive i, j, k loop nest (scalar, B read down a column) and a 4 x 16 register tile vectorized
     along j and unrolled -- several times faster on any x86 CPU."""
-    from tunefarm.schedule import Schedule
+    from search_programs import register_tiled
     from tunefarm.search.features import extract_features
     from tunefarm.search.tune import tune
 
@@ -194,12 +194,7 @@ def test_trained_on_real_measurements_a_register_tiled_program_outranks_the_naiv
                   farm=farm, seed=0)
     model = result.cost_model
     assert model.is_trained and model.n_samples == 32
-    sch = Schedule(mm64)
-    b = sch.get_block("C")
-    i, j, k = sch.get_loops(b)
-    j0, j1 = sch.split(j, factors=[None, 16])
-    i0, i1 = sch.split(i, factors=[None, 4])
-    sch.reorder(i0, j0, k, i1, j1)
+    sch, _, (i0, _, _, _, j1) = register_tiled(mm64)
     sch.vectorize(j1)
     sch.annotate(i0, "pragma_auto_unroll_max_step", 64)
     fast = extract_features(sch.mod["main"])

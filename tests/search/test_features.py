@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from search_programs import register_tiled
 from tunefarm.schedule import Schedule
 from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, SUM_FEATURES, FeatureCache,
                                       extract_features, feature_names, store_features)
@@ -39,19 +40,8 @@ def test_plain_matmul_loops_strides_and_bytes(mm64):
     assert _col(v, 0, "innermost_vectorized") == 0 and _col(v, 0, "n_parallel") == 0
 
 
-def _register_tiled(mm64):
-    """``C`` tiled 4 x 16 under the reduction loop ``k`` (i0, j0, k, i1, j1)."""
-    sch = Schedule(mm64)
-    b = sch.get_block("C")
-    i, j, k = sch.get_loops(b)
-    j0, j1 = sch.split(j, factors=[None, 16])
-    i0, i1 = sch.split(i, factors=[None, 4])
-    sch.reorder(i0, j0, k, i1, j1)
-    return sch, b, (i0, j0, k, i1, j1)
-
-
 def test_schedule_changes_show_up(mm64):
-    sch, b, (i0, j0, k, i1, j1) = _register_tiled(mm64)
+    sch, b, (i0, j0, k, i1, j1) = register_tiled(mm64)
     wb = sch.cache_write(b, 0, "local")
     sch.reverse_compute_at(wb, j0)
     sch.parallel(sch.fuse(i0, j0))
@@ -87,7 +77,7 @@ def test_feature_cache_by_program_hash(mm64):
 
 
 def test_micro_kernel_of_a_register_tiled_matmul(mm64):
-    sch, _, (*_, j1) = _register_tiled(mm64)
+    sch, _, (*_, j1) = register_tiled(mm64)
     sch.vectorize(j1)
     v = extract_features(sch.mod["main"])
     # inside the innermost reduction loop k: a 4 x 16 accumulator tile, reading 4 of A and 16 of B per k
@@ -111,7 +101,7 @@ def test_micro_kernel_of_a_register_tiled_matmul(mm64):
 
 def test_register_facts_of_the_micro_kernel(mm64):
     # 4 x 16 tile vectorized along j: 4 * 16 / 8 = 8 accumulator vectors + 2 vectors of B + a broadcast of A
-    sch, b, (i0, j0, k, i1, j1) = _register_tiled(mm64)
+    sch, b, (i0, j0, k, i1, j1) = register_tiled(mm64)
     sch.vectorize(j1)
     v = extract_features(sch.mod["main"])
     assert _col(v, 0, "micro_acc_vectors") == 8

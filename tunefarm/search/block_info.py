@@ -311,6 +311,16 @@ def rfactor_candidate(func: PrimFunc, name: str, max_spatial: int) -> int | None
     return None
 
 
+def iter_var_loops(func: PrimFunc, name: str) -> dict | None:
+    """Block iteration variable -> index of the loop bound to it (among the block's loops), or None when the
+    bindings are not one loop per iteration variable."""
+    if not has_trivial_bindings(func, name):
+        return None
+    realize, loops = locate(func, name)
+    index = {lp.loop_var: k for k, lp in enumerate(loops)}
+    return {iv.var: index[v] for iv, v in zip(realize.block.iter_vars, realize.iter_values) if v in index}
+
+
 def packable_read(func: PrimFunc, name: str) -> tuple[int, set] | None:
     """``(index into block.reads, indices of the block's loops it uses)`` for the read buffer worth packing.
 
@@ -319,15 +329,10 @@ def packable_read(func: PrimFunc, name: str) -> tuple[int, set] | None:
     a row at a time): B of ``A @ B`` ignores ``i`` and is read down its ``k`` rows. The largest such read is
     chosen. None when none qualifies or the bindings are not one loop per iteration variable.
     """
-    realize, loops = locate(func, name)
-    blk = realize.block
-    if not has_trivial_bindings(func, name):
+    blk = block_realize(func, name).block
+    var_loop = iter_var_loops(func, name)
+    if var_loop is None:
         return None
-    var_loop = {}
-    for iv, value in zip(blk.iter_vars, realize.iter_values):
-        for k, lp in enumerate(loops):
-            if lp.loop_var is value:
-                var_loop[iv.var] = k
     spatial = {iv.var for iv in blk.iter_vars if iv.iter_type == "S"}
     reduce = {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}
     written = {w.buffer for w in blk.writes}

@@ -256,15 +256,10 @@ class AutoSpace(SpaceGenerator):
     def _operand_loops(self, func, name: str):
         """For each operand the block's update loads (the accumulator excluded): the indices of the loops it
         depends on. None when the bindings are not one loop per iteration variable."""
-        realize, loops = block_info.locate(func, name)
-        blk = realize.block
-        if not block_info.has_trivial_bindings(func, name) or not isinstance(blk.body, S.BufferStore):
+        blk = block_info.block_realize(func, name).block
+        loop_of = block_info.iter_var_loops(func, name)
+        if loop_of is None or not isinstance(blk.body, S.BufferStore):
             return None
-        loop_of = {}
-        for iv, value in zip(blk.iter_vars, realize.iter_values):
-            for k, lp in enumerate(loops):
-                if lp.loop_var is value:
-                    loop_of[iv.var] = k
         out = []
         for ld in block_info.expr_nodes(blk.body.value, E.BufferLoad):
             if ld.buffer is blk.body.buffer:
