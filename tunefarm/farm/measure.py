@@ -10,9 +10,10 @@ candidate names), built and run once per worker per workload, on inputs generate
 workload key (so every worker of every machine checks against the same numbers). The outputs are pre-filled
 with deterministic noise, so a schedule that forgets to write part of an output is caught.
 
-Timing is ``time_evaluator`` with its early stop: a candidate whose check run *and* first two timed repeats are all slower than ``Candidate.stop_above_s`` (the tuner sets a
-multiple of the task's best latency) gets no further repeats, so its record holds two run times (real timings
-under the lock) instead of ``repeat``.
+Timing is ``time_evaluator`` with its early stop: a candidate whose check run *and* first two timed repeats
+are all slower than ``Candidate.stop_above_s`` (the tuner sets a multiple of the task's best latency) gets no
+further repeats, so its record holds two run times (real timings under the lock) instead of ``repeat``. Every
+array is a 64-byte-aligned copy (``runtime/aligned.py``).
 
 Inputs and the comparison live in check.py; ``Progress`` (progress.py) tells the worker's owner how much of
 the trial's budget is used (waiting for the host measurement lock and computing the reference are paused).

@@ -275,10 +275,12 @@ class AutoSpace(SpaceGenerator):
         output channels share the input vectors, its image rows share the weights: 4 channels x 2 rows x 7
         lanes measured 1.15-1.2x faster than 8 channels x 7 lanes); two-loop tiles keep to half the register
         file, since both the vectors and the broadcasts of a step stay live (2 x 7 rows of 7 lanes spilled and
-        ran 1.5-1.7x slower than 4 x 2). Tiles with fewer than four accumulators (a dense layer on one row) are not worth a
-        sketch: the FMA latency would not be hidden. ``weight`` (the sampling weight) is the accumulators over
-        the square of the loads per FMA: a load of the vector operand costs its ``_vector_pieces``, a broadcast
-        one; an operand is loaded once per row of the row loops it depends on.
+        ran 1.5-1.7x slower than 4 x 2). Tiles with fewer than four accumulators (a dense layer on one row) are
+        not worth a sketch: the FMA latency would not be hidden. ``weight`` (the sampling weight) is the
+        accumulators over the square of the loads per FMA: a load of the vector operand costs its
+        ``_vector_pieces``, a broadcast one; an operand is loaded once per row of the row loops it depends on.
+        (A ragged load from a buffer the program allocates, such as the padded input, is one widened load in
+        the generated code; the weight still counts its pieces, which errs towards whole-vector tiles.)
         """
         kinds = block_info.loop_kinds(func, name)
         c = block_info.contiguous_loop_index(func, name)
