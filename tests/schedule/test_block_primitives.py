@@ -493,6 +493,16 @@ def _tiled_matmul(n=64, i_factors=(2, 1, 8, 4), j_factors=(2, 2, 4, 4), k_factor
     return sch, block, (i0, j0, i1, j1, k0, i2, j2, k1, i3, j3)
 
 
+def _with_write_cache(n, i_factors, j_factors, k_factors, scope="local"):
+    """``_tiled_matmul`` accumulating in a ``scope`` write cache written back under the outer tile, its
+    reduction decomposed (MetaSchedule's CPU sketch)."""
+    sch, block, loops = _tiled_matmul(n, i_factors, j_factors, k_factors)
+    wb = sch.cache_write(block, 0, scope)
+    sch.reverse_compute_at(wb, loops[3], preserve_unit_loops=True)
+    sch.decompose_reduction(block, loops[4])
+    return sch.mod["main"]
+
+
 def test_cache_write_local_then_reverse_compute_at_under_the_tile():
     sch, block, loops = _tiled_matmul()
     wb = sch.cache_write(block, 0, "local")
@@ -531,11 +541,7 @@ def test_cache_write_local_then_reverse_compute_at_under_the_tile():
 
 def test_tiling_pattern_with_a_global_write_cache_like_the_tvm_trace():
     # the 128^3 MetaSchedule trace of 004, scaled down: decisions [2,1,16,1] x [2,1,8,4] x [32,2]
-    sch, block, loops = _tiled_matmul(32, (2, 1, 16, 1), (2, 1, 4, 4), (16, 2))
-    wb = sch.cache_write(block, 0, "global")
-    sch.reverse_compute_at(wb, loops[3], preserve_unit_loops=True)
-    sch.decompose_reduction(block, loops[4])
-    after = sch.mod["main"]
+    after = _with_write_cache(32, (2, 1, 16, 1), (2, 1, 4, 4), (16, 2), "global")
     assert_same_numbers(matmul(32), after)
     assert_same_numbers(matmul(32), compact_buffer_allocations(after))  # global buffers stay as they are
     assert compact_buffer_allocations(after).root_block.alloc_buffers[0].const_shape() == (32, 32)
@@ -588,11 +594,7 @@ def window(A: T.Buffer((16,), "float32"), B: T.Buffer((4,), "float32")):
 
 @pytest.mark.parametrize("factors", [((2, 2, 4, 2), (2, 2, 2, 4), (4, 8)), ((1, 2, 16, 1), (4, 1, 2, 4), (2, 16))])
 def test_multi_level_tiling_numbers_for_other_tile_shapes(factors):
-    sch, block, loops = _tiled_matmul(32, *factors)
-    wb = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(wb, loops[3], preserve_unit_loops=True)
-    sch.decompose_reduction(block, loops[4])
-    final = compact_buffer_allocations(sch.mod["main"])
+    final = compact_buffer_allocations(_with_write_cache(32, *factors))
     assert_matmul(final, 32, seed=5)
     tile = (factors[0][2] * factors[0][3], factors[1][2] * factors[1][3])
     local = [b for p in iter_paths(final.body) if isinstance(p[-1], S.Block) for b in p[-1].alloc_buffers]
@@ -817,11 +819,7 @@ def test_compute_at_legal_agrees_with_compute_at_on_every_loop():
 
 
 def test_compaction_without_region_inference_differs_only_in_block_regions():
-    sch, block, loops = _tiled_matmul(64, (2, 1, 2, 16), (2, 1, 2, 16), (32, 2))
-    wb = sch.cache_write(block, 0, "local")
-    sch.reverse_compute_at(wb, loops[3], preserve_unit_loops=True)
-    sch.decompose_reduction(block, loops[4])
-    final = sch.mod["main"]
+    final = _with_write_cache(64, (2, 1, 2, 16), (2, 1, 2, 16), (32, 2))
 
     def without_regions(text):
         return "\n".join(line for line in text.splitlines() if "T.reads" not in line and "T.writes" not in line)
