@@ -14,8 +14,9 @@ the other's thread team and its timing comes out 10-400x too slow (libgomp threa
 waiting for a descheduled team mate), which poisons the search. ``--cores 1 --workers 2`` measures
 single-thread kernels two at a time (the throughput configuration). Printed per workload: best latency, TVM
 MetaSchedule's, numpy single-thread (measured now; the quoted value too), the ratios, trials per second, the
-wall time to reach TVM's best, the driver's own CPU per trial (search + cost model), the cost model's
-held-out pairwise ranking accuracy, and (JSON lines) how many trials the early stop timed fewer times.
+wall time to reach TVM's best, the driver's own CPU per trial (search + cost model), the CPU per trial of the
+whole job (driver and LocalFarm workers) next to what 10x TVM's trials/s would allow on this machine's cores, the
+cost model's held-out pairwise ranking accuracy, and (JSON lines) how many trials the early stop timed fewer times.
 
 TVM: when ``apache-tvm`` is installed (``--tvm``, the default then), Apache TVM 0.27 MetaSchedule tunes the
 same workloads here, in the same run, after tunefarm's farm is closed: ``benchmarks/tvm_side.py`` in a
@@ -116,6 +117,33 @@ def time_to_reach(db, key, target, latency_us: float, job_id: int) -> float | No
     return (hit.created.iloc[0] - start).total_seconds()
 
 
+def tvm_rates(text: str) -> dict:
+    """``--tvm-rate``: "1.58" (every workload) or "matmul-128=1.56,conv2d-1x64x28x28-64x3x3=0.77"."""
+    if "=" not in text:
+        return {"*": float(text)}
+    return {k.strip(): float(v) for k, v in (item.split("=", 1) for item in text.split(","))}
+
+
+def tree_cpu_seconds(farm) -> float | None:
+    """CPU seconds used so far by this process, its finished children and the farm's live workers (a LocalFarm's
+    processes, read from /proc; None for other farms or without /proc). The difference over a job is the CPU
+    the whole job took, driver and workers: on a machine with C cores, T trials/s can cost at most C / T."""
+    pids = getattr(farm, "worker_pids", None)
+    if pids is None or not os.path.exists("/proc/self/stat"):
+        return None
+    t = os.times()
+    total = t.user + t.system + t.children_user + t.children_system
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass  # a worker that just ended is counted with the finished children
+    return total
+
+
 def early_stopped(db_path: str, repeat: int) -> int:
     """OK records timed fewer than ``repeat`` times: the tuner's early stop of programs far slower than the
     task's best (``tunefarm.search.tune.EARLY_STOP_FACTOR``)."""
@@ -148,6 +176,9 @@ def main(argv=None) -> int:
                     help="also tune with Apache TVM MetaSchedule here (default: on when tvm is importable)")
     ap.add_argument("--tvm-trials", type=int, default=None, help="TVM's budget (default: --trials)")
     ap.add_argument("--tvm-cores", type=int, default=1, help="TVM's target num-cores and TVM_NUM_THREADS")
+    ap.add_argument("--tvm-rate", type=tvm_rates, default=None,
+                    help="TVM's trials/s measured on this machine before, for 'x TVM' and 'at 10x' when TVM does "
+                         "not run now (instead of the quoted mean): one number, or workload=rate,... ")
     args = ap.parse_args(argv)
     import logging
 
@@ -177,14 +208,16 @@ def main(argv=None) -> int:
                 os.remove(db_path)
             print(f"== {name}: {args.trials} trials, auto space, target {target.cpu} with {target.num_cores} "
                   f"core(s), {args.workers} worker(s)", flush=True)
+            cpu0 = tree_cpu_seconds(farm)
             result = tunefarm.tune(func, target=target, max_trials=args.trials,
                                    trials_per_round=args.trials_per_round, database=db_path, farm=farm,
                                    seed=args.seed, task_name=name)
-            done.append((name, func, result))
+            cpu1 = tree_cpu_seconds(farm)
+            done.append((name, func, result, None if cpu0 is None or cpu1 is None else cpu1 - cpu0))
     tvm_runs = {}  # TVM MetaSchedule on the same workloads, one subprocess each, with the farm closed
     if args.tvm:
         tvm_trials = args.tvm_trials or args.trials
-        for name, _, _ in done:
+        for name, _, _, _ in done:
             print(f"== TVM MetaSchedule {name}: {tvm_trials} trials, mcpu {target.cpu}, {args.tvm_cores} core(s)",
                   flush=True)
             tvm_runs[name] = run_tvm(name, tvm_trials, mcpu=target.cpu, cores=args.tvm_cores, seed=args.seed,
@@ -194,7 +227,7 @@ def main(argv=None) -> int:
             print(json.dumps(tvm_runs[name], default=str), flush=True)
     else:
         print("TVM not installed: quoted figures" if not tvm_available() else "TVM disabled (--no-tvm): quoted figures")
-    for name, func, result in done:  # re-time the best programs with the farm closed
+    for name, func, result, job_cpu in done:  # re-time the best programs with the farm closed
         key = workload_key(func)
         best_us, _ = remeasure(result.database, key, func, target)
         tvm_quoted_us, np_quoted = QUOTED.get(name, (None, None))
@@ -212,6 +245,7 @@ def main(argv=None) -> int:
             "wall_s": result.wall_secs, "trials_per_s": result.trials_per_second,
             "reach_tvm_s": reach, "search_ms_per_trial": 1e3 * result.search_cpu_secs / max(1, result.trials),
             "model_ms_per_trial": 1e3 * result.model_cpu_secs / max(1, result.trials),
+            "cpu_ms_per_trial": None if job_cpu is None else 1e3 * job_cpu / max(1, result.trials),
             "model_pair_acc": m.pairwise_accuracy, "model_top_k_recall": m.top_k_recall,
             "build_s_median": float(result.database.records(key).build_secs.median()),
             "early_stopped": early_stopped(result.database.path, DEFAULT_MEASURE["repeat"]),
@@ -224,19 +258,21 @@ def main(argv=None) -> int:
     print()
     print(f"{'workload':<28} {'best us':>9} {'TVM us':>8} {'ratio':>6} {'TVM q':>7} {'ratio':>6} {'numpy us':>9} "
           f"{'ratio':>6} {'trials/s':>8} {'TVM tr/s':>8} {'x TVM':>6} {'reach TVM':>9} {'search ms/tr':>12} "
-          f"{'model acc':>9}")
+          f"{'model acc':>9} {'cpu ms/tr':>9} {'at 10x':>6}")
     for r in rows:
         ratio_tvm = r["best_us"] / r["tvm_us"] if r["tvm_us"] else None
         ratio_q = r["best_us"] / r["tvm_quoted_us"] if r["tvm_quoted_us"] else None
         ratio_np = r["best_us"] / r["numpy_us"] if r["numpy_us"] else None
-        tvm_rate = r["tvm_trials_per_s"] or statistics.mean(TVM_TRIALS_PER_SEC)
+        given = (args.tvm_rate or {}).get(r["workload"], (args.tvm_rate or {}).get("*"))
+        tvm_rate = r["tvm_trials_per_s"] or given or statistics.mean(TVM_TRIALS_PER_SEC)
         speedup = r["trials_per_s"] / tvm_rate
+        budget_ms = 1e3 * (os.cpu_count() or 1) / (10 * tvm_rate)  # CPU per trial all cores allow at 10x TVM
         print(f"{r['workload']:<28} {f(r['best_us']):>9} {f(r['tvm_us'], '.1f'):>8} {f(ratio_tvm):>6} "
               f"{f(r['tvm_quoted_us'], '.1f'):>7} {f(ratio_q):>6} "
               f"{f(r['numpy_us']):>9} {f(ratio_np):>6} {f(r['trials_per_s'], '.1f'):>8} "
               f"{f(r['tvm_trials_per_s']):>8} {f(speedup, '.1f'):>6} "
               f"{f(r['reach_tvm_s'], '.0f'):>8}s {f(r['search_ms_per_trial'], '.1f'):>12} "
-              f"{f(r['model_pair_acc'], '.3f'):>9}")
+              f"{f(r['model_pair_acc'], '.3f'):>9} {f(r['cpu_ms_per_trial'], '.0f'):>9} {f(budget_ms, '.0f'):>6}")
     measured = any(r["tvm_us"] for r in rows)
     print("\nratio = tunefarm best / reference (below 1 is faster). TVM us / TVM tr/s: Apache TVM 0.27 MetaSchedule "
           + (f"measured now on this machine ({args.tvm_cores} core, mcpu {target.cpu}, "
@@ -246,11 +282,13 @@ def main(argv=None) -> int:
           "machine), for reference; numpy measured now single-thread (quoted: "
           + ", ".join(f"{k} {v[1]} us" for k, v in QUOTED.items()) + ").")
     print("x TVM = trials/s over TVM's " + ("measured trials/s (quoted mean where TVM did not run)" if measured else
+          "trials/s given by --tvm-rate" if args.tvm_rate else
           f"quoted {TVM_TRIALS_PER_SEC[0]}-{TVM_TRIALS_PER_SEC[1]} trials/s (mean)")
           + "; reach TVM = wall seconds until a trial beat TVM's best (measured, else quoted; farm-measured "
           "median); search ms/tr = the driver's CPU per trial for search + features + prediction (the cost "
           "model's training is reported separately in the JSON lines, like the median build time per trial, "
-          "which bounds the throughput).")
+          "which bounds the throughput); cpu ms/tr = CPU per trial of the whole job, driver and workers (local "
+          "farm), against 'at 10x' = the CPU per trial this machine's cores allow at 10x TVM's trials/s.")
     print(f"databases: {db_dir}")
     return 0
 
