@@ -325,17 +325,23 @@ def substitute(node, vmap: dict, bmap: dict | None = None):
     return _Substituter(vmap, bmap).visit(node)
 
 
+class _PostOrder(IRVisitor):
+    """``post_order_visit``'s walker (one class for all calls: a class per call costs its creation and an empty
+    ``_visit_method`` table every time)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def visit(self, n):
+        if n is None:
+            return
+        super().visit(n)
+        self.fn(n)
+
+
 def post_order_visit(node, fn: Callable) -> None:
     """Call ``fn`` on every expression/statement node below ``node``, children first."""
-
-    class _V(IRVisitor):
-        def visit(self, n):
-            if n is None:
-                return
-            super().visit(n)
-            fn(n)
-
-    _V().visit(node)
+    _PostOrder(fn).visit(node)
 
 
 def collect_vars(node) -> list[E.Var]:

@@ -266,18 +266,22 @@ def int_bounds_of(relax: dict, bounds: dict | None = None) -> dict:
 # ----------------------------------------------------------------------------------------------------------
 # Regions
 # ----------------------------------------------------------------------------------------------------------
+class _LoadsOf(IRVisitor):
+    def __init__(self, buf: Buffer):
+        self.buf = buf
+        self.out: list[E.BufferLoad] = []
+
+    def visit_BufferLoad(self, n):
+        if n.buffer is self.buf:
+            self.out.append(n)
+        super().visit_BufferLoad(n)
+
+
 def loads_of(node, buf: Buffer) -> list[E.BufferLoad]:
     """Every load of ``buf`` below ``node`` (expression or statement), in program order."""
-    out = []
-
-    class _V(IRVisitor):
-        def visit_BufferLoad(self, n):
-            if n.buffer is buf:
-                out.append(n)
-            super().visit_BufferLoad(n)
-
-    _V().visit(node)
-    return out
+    v = _LoadsOf(buf)
+    v.visit(node)
+    return v.out
 
 
 def with_inferred_regions(block: S.Block) -> S.Block:
