@@ -6,8 +6,10 @@ import pytest
 from tunefarm.codegen import lower
 from tunefarm.ir import stmt as S
 from tunefarm.schedule import Schedule, ScheduleError
+from tunefarm.ir import expr as E
+from tunefarm.ir.arith import affine_coefficients
 from tunefarm.search.postprocs import (PostprocError, VerifyCodeSize, apply_postprocs, default_postprocs,
-                                       unrolled_size)
+                                       gathered_lanes, unrolled_size)
 from tunefarm.search.space import AutoSpace
 from tunefarm.search.workloads import builtin_workload
 from tunefarm.target import Target
@@ -35,12 +37,49 @@ def lowered_size(func) -> int:
     return walk(lower(func, "main").body, 1, 1)
 
 
+def lowered_gathers(func) -> int:
+    """Lanes the lowered program loads or stores one at a time: accesses in vectorized loops whose flat index
+    moves with the lane by a stride other than 0 or 1 (what ``codegen/vectorize.py`` gathers or scatters)."""
+    def accesses(store):
+        out, stack = [store.indices[0]], [store.value]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, E.BufferLoad):
+                out.append(e.indices[0])
+            if isinstance(e, E.PrimExpr):
+                for f in e._fields:
+                    v = getattr(e, f)
+                    stack.extend(x for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, E.PrimExpr))
+        return out
+
+    def gathered(idx, var) -> bool:
+        aff = affine_coefficients(idx, [var])
+        return aff is None or aff[0].get(var, 0) not in (0, 1)
+
+    def walk(s, mult, lane):
+        if isinstance(s, S.For):
+            ext = s.const_extent() or 1
+            if s.kind == "unrolled":
+                return walk(s.body, mult * ext, lane)
+            return walk(s.body, mult, (s.loop_var, ext) if s.kind == "vectorized" else lane)
+        if isinstance(s, S.SeqStmt):
+            return sum(walk(x, mult, lane) for x in s.seq)
+        if isinstance(s, S.BufferStore):
+            return 0 if lane is None else mult * lane[1] * sum(gathered(i, lane[0]) for i in accesses(s))
+        if isinstance(s, S.IfThenElse):
+            return walk(s.then_case, mult, lane) + (walk(s.else_case, mult, lane) if s.else_case else 0)
+        if hasattr(s, "body"):
+            return walk(s.body, mult, lane)
+        return 0
+    return walk(lower(func, "main").body, 1, None)
+
+
 @pytest.mark.parametrize("name", ["matmul-128", "dense-relu-784-128", "conv2d-1x64x28x28-64x3x3"])
 def test_estimate_matches_the_lowered_program(name):
     func = builtin_workload(name)
     space = AutoSpace.for_target(Target.host(num_cores=1))
     postprocs = [p for p in default_postprocs() if not isinstance(p, VerifyCodeSize)]
-    sizes, seed = [], 0
+    sizes, all_gathers, seed = [], [], 0
     while len(sizes) < 12 and seed < 200:
         try:
             sch = apply_postprocs(space.sample(func, seed), postprocs)
@@ -51,7 +90,17 @@ def test_estimate_matches_the_lowered_program(name):
         got = unrolled_size(sch.mod["main"])
         assert got == lowered_size(sch.mod["main"]), f"{name} seed {seed - 1}"
         sizes.append(got)
+        gathers = gathered_lanes(sch.mod["main"])
+        if name == "conv2d-1x64x28x28-64x3x3":
+            # the padding's clamped index is not affine in the lane, so it counts as gathered; lowering may
+            # simplify it per unrolled copy: an upper bound there
+            assert gathers >= lowered_gathers(sch.mod["main"]), f"{name} seed {seed - 1}"
+        else:
+            assert gathers == lowered_gathers(sch.mod["main"]), f"{name} seed {seed - 1}"
+        all_gathers.append(gathers)
     assert len(sizes) == 12 and len(set(sizes)) > 2  # the samples differ, so the check is not vacuous
+    if name != "matmul-128":  # matmul's samples read rows and columns with unit stride only
+        assert any(all_gathers)
 
 
 def _unrolled_matmul(inner: int, unroll_step: int):
@@ -76,6 +125,24 @@ def test_counts_unrolled_copies_of_vector_statements(inner, step, expected):
     func = _unrolled_matmul(inner, step).mod["main"]
     assert unrolled_size(func) == expected
     assert lowered_size(func) == expected
+
+
+def test_counts_gathered_lanes_of_a_strided_vector_read():
+    func = builtin_workload("matmul-64x64x64")
+    sch = Schedule(func)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    i0, i1 = sch.split(i, [None, 8])
+    sch.reorder(j, k, i0, i1)  # lanes walk down a column of A and C: stride 64
+    sch.vectorize(i1)
+    sch.annotate(j, "pragma_auto_unroll_max_step", 0)
+    func = sch.mod["main"]
+    # the update's store to C and loads of C and A move by 64 per lane (3 x 8 lanes), B's load by 0; the init's
+    # store to C too (8)
+    assert gathered_lanes(func) == lowered_gathers(func) == 4 * 8
+    VerifyCodeSize(max_gathered_lanes=32).apply(sch)
+    with pytest.raises(PostprocError, match="32 vector lanes one at a time, over the limit of 16"):
+        VerifyCodeSize(max_gathered_lanes=16).apply(sch)
+    assert gathered_lanes(_unrolled_matmul(4, 16).mod["main"]) == 0  # unit-stride lanes: whole vectors
 
 
 def test_verify_code_size_rejects_with_the_size_and_limit():

@@ -11,11 +11,12 @@ design part before the marker is what mutation edits):
   vector extent, and puts ``pragma_auto_unroll_max_step`` on the outermost loop.
 - ``VerifyProgram``: loop extents are positive, no parallel loop inside another, no parallel or vectorized
   loop bound into a reduction variable (a data race), vector loops of a bounded number of lanes.
-- ``VerifyCodeSize``: the straight-line code that unrolling makes (``unrolled_size``) stays below a bound.
-  LLVM's time grows with it far faster than the kernel's speed does: over four 256-trial jobs (matmul 128^3
-  and 512^3, dense+ReLU, conv2d) the fastest program was never over 128 (seven of the ten fastest were not),
-  while the 15% over it took 20-55% of the build time (a dense program at 900 spent over 10 s in LLVM and was
-  killed as hung).
+- ``VerifyCodeSize``: the straight-line code that unrolling makes (``unrolled_size``), and the vector lanes it
+  loads or stores one at a time (``gathered_lanes``), stay below bounds.
+  LLVM's time grows with both far faster than the kernel's speed does: over four 256-trial jobs (matmul 128^3
+  and 512^3, dense+ReLU, conv2d) the fastest program was never over 128 statements (seven of the ten fastest
+  were not), while the 15% over it took 20-55% of the build time (a dense program at 900 spent over 10 s in
+  LLVM and was killed as hung). Gathered lanes: see ``gathered_lanes``.
 
 A postprocessor raises ``PostprocError`` (or lets a ``ScheduleError`` through) to reject the candidate.
 """
@@ -183,39 +184,100 @@ def unrolled_size(func: PrimFunc, vector_bytes: int = 32) -> int:
     ``pragma_auto_unroll_max_step = N`` a serial constant loop with only unrolled or vectorized loops inside
     whose ``extent * statements`` is at most ``N``.
     """
+    return _unrolled_counts(func, vector_bytes)[0]
+
+
+def gathered_lanes(func: PrimFunc) -> int:
+    """Lanes that vector statements load or store one element at a time, after unrolling (counted like
+    ``unrolled_size``): an access whose flat index moves with the vector lane by a stride other than 0 or 1 is
+    emitted as one scalar load (or store) per lane (``codegen/vectorize.py``). LLVM's time grows with these much
+    faster than with whole-vector statements: over a 256-trial dense+ReLU job, the 11% of programs with more
+    than 256 took 43% of the LLVM time (375 ms each against 64 ms for the rest), and none was among the fastest
+    (the best of them 1.65x slower than the job's best)."""
+    return _unrolled_counts(func, 32)[1]
+
+
+def _unrolled_counts(func: PrimFunc, vector_bytes: int) -> tuple[int, int]:
+    """(``unrolled_size``, ``gathered_lanes``)."""
     from ..codegen.unroll import max_step_of
 
-    def walk(s, max_step):  # -> (steps as counted by the unroll rule, size, a rolled loop is left inside)
+    def walk(s, max_step, binding, lane):
+        # -> (steps as counted by the unroll rule, size, gathered lanes, a rolled loop is left inside)
         if s is None:
-            return 0, 0, False
+            return 0, 0, 0, False
         if isinstance(s, S.SeqStmt):
-            parts = [walk(x, max_step) for x in s.seq]
-            return sum(p[0] for p in parts), sum(p[1] for p in parts), any(p[2] for p in parts)
+            parts = [walk(x, max_step, binding, lane) for x in s.seq]
+            return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts),
+                    any(p[3] for p in parts))
         if isinstance(s, S.For):
             own = max_step_of(s.annotations)
-            steps, size, rolled = walk(s.body, own if own is not None else max_step)
             ext = s.const_extent()
-            if s.kind == "vectorized":
+            vector = s.kind == "vectorized"
+            steps, size, gathers, rolled = walk(s.body, own if own is not None else max_step, binding,
+                                                (s.loop_var, ext or 1) if vector else lane)
+            if vector:
                 bytes_ = (ext or 1) * _store_bytes(s.body)
-                return steps, size * max(1, -(-bytes_ // vector_bytes)), rolled
+                return steps, size * max(1, -(-bytes_ // vector_bytes)), gathers, rolled
             const = ext is not None and isinstance(s.min, E.IntImm)
             unrolled = const and (s.kind == "unrolled" or (
                 s.kind == "serial" and max_step and not rolled and ext * max(1, steps) <= max_step))
             steps = steps * (ext if ext is not None else 1 << 30)
-            return (steps, size * ext, rolled) if unrolled else (steps, size, True)
+            return (steps, size * ext, gathers * ext, rolled) if unrolled else (steps, size, gathers, True)
         if isinstance(s, S.BlockRealize):
             own = max_step_of(s.block.annotations)
             ms = own if own is not None else max_step
-            a, b = walk(s.block.body, ms), walk(s.block.init, ms)
-            return a[0] + b[0], a[1] + b[1], a[2] or b[2]
+            inner = dict(binding)
+            inner.update(zip((iv.var for iv in s.block.iter_vars), s.iter_values))
+            a, b = walk(s.block.body, ms, inner, lane), walk(s.block.init, ms, inner, lane)
+            return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] or b[3]
         if isinstance(s, S.IfThenElse):
-            a, b = walk(s.then_case, max_step), walk(s.else_case, max_step)
-            return a[0] + b[0], a[1] + b[1], a[2] or b[2]
+            a, b = walk(s.then_case, max_step, binding, lane), walk(s.else_case, max_step, binding, lane)
+            return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] or b[3]
         if isinstance(s, S.Allocate):
-            return walk(s.body, max_step)
-        return 1, 1, False
+            return walk(s.body, max_step, binding, lane)
+        gathers = 0
+        if lane is not None and isinstance(s, S.BufferStore):
+            gathers = lane[1] * sum(1 for buf, idx in _accesses(s) if _flat_stride(buf, idx, binding, lane[0])
+                                    not in (0, 1))
+        return 1, 1, gathers, False
 
-    return walk(func.body, None)[1]
+    w = walk(func.body, None, {}, None)
+    return w[1], w[2]
+
+
+def _accesses(store: S.BufferStore) -> list:
+    """(buffer, indices) of a store and of every load in its value."""
+    out = [(store.buffer, store.indices)]
+    stack = [store.value]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, E.BufferLoad):
+            out.append((e.buffer, e.indices))
+            stack.extend(e.indices)
+        elif isinstance(e, E.PrimExpr):
+            stack.extend(c for f in e._fields for c in _children(getattr(e, f)))
+    return out
+
+
+def _children(value) -> tuple:
+    if isinstance(value, tuple):
+        return tuple(v for v in value if isinstance(v, E.PrimExpr))
+    return (value,) if isinstance(value, E.PrimExpr) else ()
+
+
+def _flat_stride(buf, indices, binding: dict, var) -> int | None:
+    """How far the flat (row-major) index of ``buf[indices]`` moves per step of ``var`` (None: not affine)."""
+    from ..ir.arith import affine_coefficients
+    from ..ir.functor import substitute
+
+    stride, mult = 0, 1
+    for index, extent in zip(reversed(indices), reversed(buf.shape)):
+        aff = affine_coefficients(substitute(index, binding) if binding else index, [var])
+        if aff is None:
+            return None
+        stride += aff[0].get(var, 0) * mult
+        mult *= extent.value if isinstance(extent, E.IntImm) else 1 << 20
+    return stride
 
 
 def _store_bytes(s) -> int:
@@ -237,18 +299,24 @@ def _store_bytes(s) -> int:
 
 
 class VerifyCodeSize(Postproc):
-    """Reject programs whose unrolled code is too large to build quickly (see module doc)."""
+    """Reject programs whose unrolled code is too large to build quickly (see module doc): more than
+    ``max_size`` vector statements, or more than ``max_gathered_lanes`` lanes loaded or stored one at a time."""
 
     name = "verify_code_size"
 
-    def __init__(self, max_size: int = 128):
+    def __init__(self, max_size: int = 128, max_gathered_lanes: int = 256):
         self.max_size = max_size
+        self.max_gathered_lanes = max_gathered_lanes
 
     def apply(self, sch: Schedule) -> None:
-        size = unrolled_size(sch.mod["main"])
+        size, gathers = _unrolled_counts(sch.mod["main"], 32)
         if size > self.max_size:
             raise PostprocError(f"unrolled code of {size} vector statements is over the limit of {self.max_size} "
                                 "(builds that long cost more tuning time than they can win)")
+        if gathers > self.max_gathered_lanes:
+            raise PostprocError(f"unrolled code gathers or scatters {gathers} vector lanes one at a time, over the "
+                                f"limit of {self.max_gathered_lanes} (builds that long cost more tuning time than "
+                                "they can win)")
 
 
 def default_postprocs() -> list[Postproc]:
