@@ -23,9 +23,11 @@ A postprocessor raises ``PostprocError`` (or lets a ``ScheduleError`` through) t
 from __future__ import annotations
 
 from ..ir import expr as E
+from ..ir.arith import affine_coefficients
 from ..ir.dtype import nbytes as dtype_bytes
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
+from ..ir.functor import post_order_visit
 from ..schedule import Schedule, ScheduleError
 from . import block_info
 from .space import PARALLEL_KEY, UNROLL_KEY, VECTORIZE_KEY
@@ -203,20 +205,22 @@ def _unrolled_counts(func: PrimFunc, vector_bytes: int) -> tuple[int, int]:
     """(``unrolled_size``, ``gathered_lanes``)."""
     from ..codegen.unroll import max_step_of
 
-    def walk(s, max_step, binding, lane):
+    # ``lane``: None outside vectorized loops, else (lanes, {variable: how far it moves per lane}) -- the loop
+    # variable moves by 1, and a block iteration variable bound to it by its coefficient (no substitution)
+    def walk(s, max_step, lane):
         # -> (steps as counted by the unroll rule, size, gathered lanes, a rolled loop is left inside)
         if s is None:
             return 0, 0, 0, False
         if isinstance(s, S.SeqStmt):
-            parts = [walk(x, max_step, binding, lane) for x in s.seq]
+            parts = [walk(x, max_step, lane) for x in s.seq]
             return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts),
                     any(p[3] for p in parts))
         if isinstance(s, S.For):
             own = max_step_of(s.annotations)
             ext = s.const_extent()
             vector = s.kind == "vectorized"
-            steps, size, gathers, rolled = walk(s.body, own if own is not None else max_step, binding,
-                                                (s.loop_var, ext or 1) if vector else lane)
+            steps, size, gathers, rolled = walk(s.body, own if own is not None else max_step,
+                                                (ext or 1, {s.loop_var: 1}) if vector else lane)
             if vector:
                 bytes_ = (ext or 1) * _store_bytes(s.body)
                 return steps, size * max(1, -(-bytes_ // vector_bytes)), gathers, rolled
@@ -228,56 +232,55 @@ def _unrolled_counts(func: PrimFunc, vector_bytes: int) -> tuple[int, int]:
         if isinstance(s, S.BlockRealize):
             own = max_step_of(s.block.annotations)
             ms = own if own is not None else max_step
-            inner = dict(binding)
-            inner.update(zip((iv.var for iv in s.block.iter_vars), s.iter_values))
-            a, b = walk(s.block.body, ms, inner, lane), walk(s.block.init, ms, inner, lane)
+            if lane is not None:
+                moves = dict(lane[1])
+                for iv, value in zip(s.block.iter_vars, s.iter_values):
+                    moves[iv.var] = _lane_stride(value, lane[1])
+                lane = (lane[0], moves)
+            a, b = walk(s.block.body, ms, lane), walk(s.block.init, ms, lane)
             return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] or b[3]
         if isinstance(s, S.IfThenElse):
-            a, b = walk(s.then_case, max_step, binding, lane), walk(s.else_case, max_step, binding, lane)
+            a, b = walk(s.then_case, max_step, lane), walk(s.else_case, max_step, lane)
             return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] or b[3]
         if isinstance(s, S.Allocate):
-            return walk(s.body, max_step, binding, lane)
+            return walk(s.body, max_step, lane)
         gathers = 0
         if lane is not None and isinstance(s, S.BufferStore):
-            gathers = lane[1] * sum(1 for buf, idx in _accesses(s) if _flat_stride(buf, idx, binding, lane[0])
-                                    not in (0, 1))
+            gathers = lane[0] * sum(1 for buf, idx in _accesses(s) if _flat_stride(buf, idx, lane[1]) not in (0, 1))
         return 1, 1, gathers, False
 
-    w = walk(func.body, None, {}, None)
+    w = walk(func.body, None, None)
     return w[1], w[2]
 
 
 def _accesses(store: S.BufferStore) -> list:
     """(buffer, indices) of a store and of every load in its value."""
     out = [(store.buffer, store.indices)]
-    stack = [store.value]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, E.BufferLoad):
-            out.append((e.buffer, e.indices))
-            stack.extend(e.indices)
-        elif isinstance(e, E.PrimExpr):
-            stack.extend(c for f in e._fields for c in _children(getattr(e, f)))
+    post_order_visit(store.value, lambda n: out.append((n.buffer, n.indices)) if isinstance(n, E.BufferLoad) else None)
     return out
 
 
-def _children(value) -> tuple:
-    if isinstance(value, tuple):
-        return tuple(v for v in value if isinstance(v, E.PrimExpr))
-    return (value,) if isinstance(value, E.PrimExpr) else ()
+def _lane_stride(e, moves: dict) -> int | None:
+    """How far ``e`` moves per vector lane, given how far each variable does (None: not affine in them)."""
+    if isinstance(e, E.IntImm):
+        return 0
+    if isinstance(e, E.Var):
+        return moves.get(e, 0)
+    moving = [v for v, m in moves.items() if m != 0]
+    aff = affine_coefficients(e, moving)
+    if aff is None or any(moves[v] is None for v in aff[0]):
+        return None
+    return sum(c * moves[v] for v, c in aff[0].items())
 
 
-def _flat_stride(buf, indices, binding: dict, var) -> int | None:
-    """How far the flat (row-major) index of ``buf[indices]`` moves per step of ``var`` (None: not affine)."""
-    from ..ir.arith import affine_coefficients
-    from ..ir.functor import substitute
-
+def _flat_stride(buf, indices, moves: dict) -> int | None:
+    """How far the flat (row-major) index of ``buf[indices]`` moves per vector lane (None: not affine)."""
     stride, mult = 0, 1
     for index, extent in zip(reversed(indices), reversed(buf.shape)):
-        aff = affine_coefficients(substitute(index, binding) if binding else index, [var])
-        if aff is None:
+        d = _lane_stride(index, moves)
+        if d is None:
             return None
-        stride += aff[0].get(var, 0) * mult
+        stride += d * mult
         mult *= extent.value if isinstance(extent, E.IntImm) else 1 << 20
     return stride
 
