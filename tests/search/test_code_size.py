@@ -1,13 +1,14 @@
-"""VerifyCodeSize: the unrolled-size estimate on the scheduled function matches the lowered program."""
+"""VerifyCodeSize: the unrolled-size and gathered-lanes estimates on the scheduled function match the lowered program."""
 from __future__ import annotations
 
 import pytest
 
 from tunefarm.codegen import lower
-from tunefarm.ir import stmt as S
-from tunefarm.schedule import Schedule, ScheduleError
 from tunefarm.ir import expr as E
+from tunefarm.ir import stmt as S
 from tunefarm.ir.arith import affine_coefficients
+from tunefarm.ir.functor import post_order_visit
+from tunefarm.schedule import Schedule, ScheduleError
 from tunefarm.search.postprocs import (PostprocError, VerifyCodeSize, apply_postprocs, default_postprocs,
                                        gathered_lanes, unrolled_size)
 from tunefarm.search.space import AutoSpace
@@ -15,63 +16,49 @@ from tunefarm.search.workloads import builtin_workload
 from tunefarm.target import Target
 
 
-def lowered_size(func) -> int:
-    """The same count on the lowered program, where the code generator's unroll decisions are loop kinds."""
-    def walk(s, mult, lanes):
-        if isinstance(s, S.For):
-            ext = s.const_extent() or 1
-            if s.kind == "unrolled":
-                return walk(s.body, mult * ext, lanes)
-            if s.kind == "vectorized":
-                return walk(s.body, mult, lanes * ext)
-            return walk(s.body, mult, lanes)
-        if isinstance(s, S.SeqStmt):
-            return sum(walk(x, mult, lanes) for x in s.seq)
-        if isinstance(s, S.BufferStore):
-            return mult * -(-lanes * 4 // 32)
-        if isinstance(s, S.IfThenElse):
-            return walk(s.then_case, mult, lanes) + (walk(s.else_case, mult, lanes) if s.else_case else 0)
-        if hasattr(s, "body"):
-            return walk(s.body, mult, lanes)
-        return 0
-    return walk(lower(func, "main").body, 1, 1)
-
-
-def lowered_gathers(func) -> int:
-    """Lanes the lowered program loads or stores one at a time: accesses in vectorized loops whose flat index
-    moves with the lane by a stride other than 0 or 1 (what ``codegen/vectorize.py`` gathers or scatters)."""
-    def accesses(store):
-        out, stack = [store.indices[0]], [store.value]
-        while stack:
-            e = stack.pop()
-            if isinstance(e, E.BufferLoad):
-                out.append(e.indices[0])
-            if isinstance(e, E.PrimExpr):
-                for f in e._fields:
-                    v = getattr(e, f)
-                    stack.extend(x for x in (v if isinstance(v, tuple) else (v,)) if isinstance(x, E.PrimExpr))
-        return out
-
+def lowered_counts(func) -> tuple[int, int]:
+    """The same two counts on the lowered program, where the code generator's unroll decisions are loop kinds:
+    (vector statements, lanes loaded or stored one at a time -- accesses in a vectorized loop whose flat index
+    moves with the lane by a stride other than 0 or 1, what ``codegen/vectorize.py`` gathers or scatters)."""
     def gathered(idx, var) -> bool:
         aff = affine_coefficients(idx, [var])
         return aff is None or aff[0].get(var, 0) not in (0, 1)
 
-    def walk(s, mult, lane):
+    def walk(s, mult, lanes, lane):
         if isinstance(s, S.For):
             ext = s.const_extent() or 1
             if s.kind == "unrolled":
-                return walk(s.body, mult * ext, lane)
-            return walk(s.body, mult, (s.loop_var, ext) if s.kind == "vectorized" else lane)
+                return walk(s.body, mult * ext, lanes, lane)
+            if s.kind == "vectorized":
+                return walk(s.body, mult, lanes * ext, (s.loop_var, ext))
+            return walk(s.body, mult, lanes, lane)
         if isinstance(s, S.SeqStmt):
-            return sum(walk(x, mult, lane) for x in s.seq)
+            parts = [walk(x, mult, lanes, lane) for x in s.seq]
+            return sum(p[0] for p in parts), sum(p[1] for p in parts)
         if isinstance(s, S.BufferStore):
-            return 0 if lane is None else mult * lane[1] * sum(gathered(i, lane[0]) for i in accesses(s))
+            gathers = 0
+            if lane is not None:
+                indices = [s.indices[0]]
+                post_order_visit(s.value, lambda n: indices.append(n.indices[0]) if isinstance(n, E.BufferLoad)
+                                 else None)
+                gathers = mult * lane[1] * sum(gathered(i, lane[0]) for i in indices)
+            return mult * -(-lanes * 4 // 32), gathers
         if isinstance(s, S.IfThenElse):
-            return walk(s.then_case, mult, lane) + (walk(s.else_case, mult, lane) if s.else_case else 0)
+            a = walk(s.then_case, mult, lanes, lane)
+            b = walk(s.else_case, mult, lanes, lane) if s.else_case else (0, 0)
+            return a[0] + b[0], a[1] + b[1]
         if hasattr(s, "body"):
-            return walk(s.body, mult, lane)
-        return 0
-    return walk(lower(func, "main").body, 1, None)
+            return walk(s.body, mult, lanes, lane)
+        return 0, 0
+    return walk(lower(func, "main").body, 1, 1, None)
+
+
+def lowered_size(func) -> int:
+    return lowered_counts(func)[0]
+
+
+def lowered_gathers(func) -> int:
+    return lowered_counts(func)[1]
 
 
 @pytest.mark.parametrize("name", ["matmul-128", "dense-relu-784-128", "conv2d-1x64x28x28-64x3x3"])
@@ -87,16 +74,16 @@ def test_estimate_matches_the_lowered_program(name):
             seed += 1
             continue
         seed += 1
-        got = unrolled_size(sch.mod["main"])
-        assert got == lowered_size(sch.mod["main"]), f"{name} seed {seed - 1}"
+        got, gathers = unrolled_size(sch.mod["main"]), gathered_lanes(sch.mod["main"])
+        lowered, lowered_gathered = lowered_counts(sch.mod["main"])
+        assert got == lowered, f"{name} seed {seed - 1}"
         sizes.append(got)
-        gathers = gathered_lanes(sch.mod["main"])
         if name == "conv2d-1x64x28x28-64x3x3":
             # the padding's clamped index is not affine in the lane, so it counts as gathered; lowering may
             # simplify it per unrolled copy: an upper bound there
-            assert gathers >= lowered_gathers(sch.mod["main"]), f"{name} seed {seed - 1}"
+            assert gathers >= lowered_gathered, f"{name} seed {seed - 1}"
         else:
-            assert gathers == lowered_gathers(sch.mod["main"]), f"{name} seed {seed - 1}"
+            assert gathers == lowered_gathered, f"{name} seed {seed - 1}"
         all_gathers.append(gathers)
     assert len(sizes) == 12 and len(set(sizes)) > 2  # the samples differ, so the check is not vacuous
     if name != "matmul-128":  # matmul's samples read rows and columns with unit stride only
