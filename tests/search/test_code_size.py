@@ -1,4 +1,4 @@
-"""VerifyCodeSize: the unrolled-size and gathered-lanes estimates on the scheduled function match the lowered program."""
+"""VerifyCodeSize: the unrolled-size and gathered-lanes estimates on the scheduled function match lowering."""
 from __future__ import annotations
 
 import pytest
