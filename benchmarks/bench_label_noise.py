@@ -15,10 +15,11 @@ pairs, then by how far apart the pair's labels are, so the closest bins hold the
 the median over programs of the largest / smallest of a program's labels across sessions.
 
 On this project's 2-core VM the oracle scored 0.76-0.84 on 64 programs of a matmul 128^3 job, in runs minutes
-apart (0.76 with ``--busy``, session pairs 0.74-0.79), with pairs less than 1.1x apart ordered alike about as often as by a coin;
-one program's labels differed by a median 1.11-1.29x between sessions. The machine's speed switches between
-two modes ~1.4x apart every few tens of milliseconds and drifts over minutes (``bench_timing_drift.py``). The
-cost model scores 0.77-0.80 (``bench_cost_model.py``): about what measuring again scores.
+apart (0.76 with ``--busy``, session pairs 0.74-0.79), with pairs less than 1.1x apart ordered alike about as
+often as by a coin; one program's labels differed by a median 1.11-1.29x between sessions. The machine's speed
+switches between two modes ~1.4x apart every few tens of milliseconds and drifts over minutes
+(``bench_timing_drift.py``). The cost model scores 0.77-0.81 (``bench_cost_model.py``, ``bench_tune.py``):
+about what measuring again scores.
 """
 from __future__ import annotations
 
