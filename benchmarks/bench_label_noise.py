@@ -116,7 +116,7 @@ def main(argv=None) -> int:
 
     from tunefarm.farm import Candidate
     from tunefarm.farm.measure import Measurer
-    from tunefarm.search.tune import DEFAULT_MEASURE
+    from tunefarm.tuning.api import DEFAULT_MEASURE
 
     path, rows = job_programs(args)
     rng = random.Random(args.seed)

@@ -146,7 +146,7 @@ def tree_cpu_seconds(farm) -> float | None:
 
 def early_stopped(db_path: str, repeat: int) -> int:
     """OK records timed fewer than ``repeat`` times: the tuner's early stop of programs far slower than the
-    task's best (``tunefarm.search.tune.EARLY_STOP_FACTOR``)."""
+    task's best (``tunefarm.tuning.EARLY_STOP_FACTOR``)."""
     import sqlite3
 
     with contextlib.closing(sqlite3.connect(db_path)) as conn:
@@ -191,7 +191,7 @@ def main(argv=None) -> int:
     import tunefarm
     from tunefarm.farm import LocalFarm, RayFarm
     from tunefarm.ir.structural import workload_key
-    from tunefarm.search.tune import DEFAULT_MEASURE
+    from tunefarm.tuning.api import DEFAULT_MEASURE
     from tunefarm.search.workloads import builtin_workload
 
     target = tunefarm.Target(f"llvm -num-cores={args.cores}")

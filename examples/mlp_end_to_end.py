@@ -118,7 +118,7 @@ def main(argv=None) -> int:
     with LocalFarm(num_workers=2) as farm:
         tunefarm.tune(static.with_name("main"), max_trials=min(args.trials, 32), database=db_path, farm=farm,
                       seed=0, task_name="linear0")
-    from tunefarm.search.tune import best_schedule
+    from tunefarm.tuning.api import best_schedule
 
     sch = best_schedule(db_path, static.with_name("main"), target)
     if sch is not None:

@@ -1,21 +1,17 @@
 """Find a stochastic schedule function by registered name or by ``"path/to/file.py:function"``.
 
-A file is imported with importlib from its path (it is the user's own code, which they chose to run); a
-string is never evaluated. Relative paths are tried from the current directory, then from the repository
-root, so ``"search_spaces/matmul.py:stochastic_schedule_mm"`` works from anywhere.
+A file is imported from its path by ``tunefarm.search.user_code`` (it is the user's own code, which they chose
+to run); a string is never evaluated. ``resolve_space`` turns whatever a user passes as ``space=`` into a
+``SpaceGenerator`` that remembers where its function came from, so the farm's workers can import the same
+function to sample the space themselves.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.util
-import os
-import sys
 from typing import Callable
 
-from tunefarm.search.space import SpaceError
-
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tunefarm.search.space import AutoSpace, ScheduleFn, SpaceError, SpaceGenerator
+from tunefarm.search.user_code import UserCodeError, load_attribute, resolve_path
 
 # name -> "module:attribute" (modules of this package, imported by name)
 REGISTERED: dict[str, str] = {
@@ -41,59 +37,47 @@ def registered_names() -> list[str]:
     return sorted(set(REGISTERED) | set(_EXTRA))
 
 
-def _resolve_path(path: str) -> str:
-    for cand in (path, os.path.join(_REPO_ROOT, path)):
-        if os.path.isfile(cand):
-            return os.path.abspath(cand)
-    raise SpaceError(f"no such file {path!r} (looked in {os.getcwd()!r} and {_REPO_ROOT!r})")
-
-
-def load_attribute(path: str, attr: str, what: str = "space"):
-    """Import the Python file at ``path`` (once per absolute path) and return its attribute ``attr``."""
-    if not path.endswith(".py"):
-        raise SpaceError(f"{what} file must be a .py file, got {path!r}")
-    if not attr.isidentifier():
-        raise SpaceError(f"{what} name {attr!r} in {path!r} is not a Python identifier")
-    full = _resolve_path(path)
-    here = os.path.dirname(os.path.abspath(__file__))
-    if os.path.dirname(full) == here:  # one of ours: import it as part of the package
-        module = importlib.import_module(f"search_spaces.{os.path.basename(full)[:-3]}")
-        if not hasattr(module, attr):
-            raise SpaceError(f"{full!r} has no {attr!r}")
-        return getattr(module, attr)
-    modname = "tunefarm_user_" + hashlib.sha1(full.encode()).hexdigest()[:12]
-    module = sys.modules.get(modname)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(modname, full)
-        if spec is None or spec.loader is None:
-            raise SpaceError(f"cannot import {full!r}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[modname]
-            raise
-    if not hasattr(module, attr):
-        public = sorted(n for n in vars(module) if not n.startswith("_"))
-        raise SpaceError(f"{full!r} has no {attr!r} (it defines: {', '.join(public[:20])})")
-    return getattr(module, attr)
-
-
-def load_space(spec: str) -> Callable:
-    """The schedule function for a registered name or ``"file.py:function"``."""
+def _find(spec: str) -> tuple[Callable, tuple | None]:
+    """The schedule function of a name or ``"file.py:function"``, and where a worker can import it from."""
     if not isinstance(spec, str) or not spec:
         raise SpaceError(f"a space is given as a name or 'file.py:function', got {spec!r}")
     if spec in _EXTRA:
-        return _EXTRA[spec]
+        return _EXTRA[spec], None
     if spec in REGISTERED:
         module, _, attr = REGISTERED[spec].partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return getattr(importlib.import_module(module), attr), ("module", module, attr)
     if ":" not in spec:
         raise SpaceError(f"unknown space {spec!r}; registered: {', '.join(registered_names())}; "
                          "or give 'path/to/file.py:function'")
     path, _, attr = spec.rpartition(":")
-    fn = load_attribute(path, attr, "space")
+    try:
+        fn = load_attribute(path, attr, "space")
+    except UserCodeError as e:
+        raise SpaceError(str(e)) from None
     if not callable(fn):
         raise SpaceError(f"{spec!r} is a {type(fn).__name__}, not a schedule function")
-    return fn
+    module = getattr(fn, "__module__", "") or ""
+    if module.startswith("search_spaces."):
+        return fn, ("module", module, fn.__qualname__)
+    return fn, ("file", resolve_path(path), attr)
+
+
+def load_space(spec: str) -> Callable:
+    """The schedule function for a registered name or ``"file.py:function"``."""
+    return _find(spec)[0]
+
+
+def resolve_space(space, target=None) -> SpaceGenerator:
+    """``None`` or ``"auto"`` -> AutoSpace for the target; a SpaceGenerator as is; a callable -> ScheduleFn;
+    a string -> a registered name or ``"path/to/file.py:function"``."""
+    if space is None or space == "auto":
+        return AutoSpace.for_target(target)
+    if isinstance(space, SpaceGenerator):
+        return space
+    if isinstance(space, str):
+        fn, origin = _find(space)
+        return ScheduleFn(fn, name=space, origin=origin)
+    if callable(space):
+        return ScheduleFn(space)
+    raise SpaceError(f"space must be None, 'auto', a schedule function, a SpaceGenerator or 'file.py:function', "
+                     f"got {type(space).__name__}")

@@ -1,4 +1,4 @@
-"""``tunefarm.tune`` / ``tunefarm.compile_tir``: the course's ``ms.tune_tir`` and ``compile_tir`` (see search/tune.py).
+"""``tunefarm.tune`` / ``tunefarm.compile_tir``: the course's ``ms.tune_tir`` and ``compile_tir`` (see tuning/api.py).
 
 This module shares its name with the function ``tunefarm.tune``. Importing it (``from tunefarm.tune import
 tune_tasks``) makes Python bind the *module* to ``tunefarm.tune``, so the module itself is callable and calls
@@ -7,7 +7,7 @@ the function: ``tunefarm.tune(func, ...)`` works whichever import came first.
 import sys
 import types
 
-from tunefarm.search.tune import TuneResult, best_schedule, compile_tir, tune, tune_tasks
+from tunefarm.tuning.api import TuneResult, best_schedule, compile_tir, tune, tune_tasks
 
 __all__ = ["tune", "tune_tasks", "compile_tir", "best_schedule", "TuneResult"]
 

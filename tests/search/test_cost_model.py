@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tunefarm.search.cost_model import CostModelError, XGBCostModel, pair_counts, pairwise_accuracy, top_k_recall
+from tunefarm.search.model_training import fit, folds
 from tunefarm.search.features import FEATURE_LEN
 
 
@@ -156,8 +157,7 @@ def test_programs_with_identical_features_never_straddle_train_and_held_out():
     rng = np.random.default_rng(5)
     base = rng.normal(size=(30, FEATURE_LEN))
     x = np.repeat(base, 4, axis=0)  # every feature row four times (different programs, same features)
-    model = XGBCostModel(seed=0)
-    fold = model._folds(np.asarray(x, dtype=np.float32))
+    fold = folds(np.asarray(x, dtype=np.float32), 5, np.random.default_rng(0))
     for k in range(30):
         assert len(set(fold[4 * k:4 * k + 4].tolist())) == 1
     assert set(fold.tolist()) == set(range(5))
@@ -188,7 +188,7 @@ def test_trained_on_real_measurements_a_register_tiled_program_outranks_the_naiv
     along j and unrolled -- several times faster on any x86 CPU."""
     from search_programs import register_tiled
     from tunefarm.search.features import extract_features
-    from tunefarm.search.tune import tune
+    from tunefarm.tuning.api import tune
 
     result = tune(mm64, target=target, max_trials=32, trials_per_round=16, database=str(tmp_path / "t.sqlite"),
                   farm=farm, seed=0)
@@ -213,3 +213,23 @@ def test_regression_scores_share_the_scale_of_measurements():
     pred = reg.predict(x)
     target = np.log(lat.min() / lat)
     assert np.median(np.abs(pred - target)) < 0.5 * np.median(np.abs(target - target.mean()))
+
+
+def test_training_from_the_packed_payload_anywhere_serves_the_same_model():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(64, FEATURE_LEN)).astype(np.float32)
+    lat = list(1e-3 * np.exp(-x[:, 0]))
+    lat[3] = None  # a failed measurement
+    here, there = XGBCostModel(seed=7), XGBCostModel(seed=7)
+    for m in (here, there):
+        m.add(x, ["w"] * 64, lat)
+        assert m.wants_training() and m.new_samples == 64
+    here.train()
+    payload = json.loads(json.dumps(there.training_payload()))  # plain JSON: what crosses the wire
+    assert there.new_samples == 0 and not there.wants_training()
+    there.install(json.loads(json.dumps(fit(payload))))
+    np.testing.assert_array_equal(here.predict(x), there.predict(x))
+    assert here.version == there.version == 1
+    assert here.metrics.as_dict() == there.metrics.as_dict()
+    there.add(x[:16], ["w"] * 16, lat[:16])
+    assert there.wants_training()

@@ -10,7 +10,7 @@ import failure_spaces as fs
 import pytest
 
 from tunefarm.farm import LocalFarm
-from tunefarm.search.tune import tune_tasks
+from tunefarm.tuning.api import tune_tasks
 
 
 def test_wrong_result_timeout_and_segfault_are_recorded_and_the_job_goes_on(tmp_path, target):
@@ -48,7 +48,7 @@ def test_wrong_result_timeout_and_segfault_are_recorded_and_the_job_goes_on(tmp_
 
 def test_a_space_without_valid_schedules_ends_with_a_search_error(tmp_path, target, farm, mm64):
     from tunefarm.search import SearchError
-    from tunefarm.search.tune import tune
+    from tunefarm.tuning.api import tune
 
     def broken(sch):
         sch.get_block("no_such_block")

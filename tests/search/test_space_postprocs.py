@@ -9,7 +9,8 @@ from tunefarm.runtime import build
 from tunefarm.schedule import Schedule, ScheduleError
 from tunefarm.search import block_info
 from tunefarm.search.postprocs import PostprocError, apply_postprocs, default_postprocs, verify_program
-from tunefarm.search.space import AutoSpace, ScheduleFn, SpaceError, resolve_space
+from search_spaces.registry import resolve_space
+from tunefarm.search.space import AutoSpace, ScheduleFn, SpaceError
 from tunefarm.search.workloads import builtin_workload
 
 

@@ -140,7 +140,7 @@ class _RecordingFarm(tunefarm.farm.base.Farm):
 
 
 def test_early_stop_cutoff_is_a_multiple_of_the_best_latency_so_far(tmp_path, target, mm64):
-    from tunefarm.search.tune import tune
+    from tunefarm.tuning.api import tune
 
     farm = _RecordingFarm(target)
     tune(mm64, target=target, max_trials=24, trials_per_round=8, database=str(tmp_path / "a.sqlite"),

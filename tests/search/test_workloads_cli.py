@@ -57,9 +57,9 @@ def test_workload_files(tmp_path):
     assert _shapes(func) == [(8, 8)] * 2
     with pytest.raises(WorkloadError, match="not a PrimFunc"):
         load_workload(f"{tmp_path}/wl.py:NOT_A_WORKLOAD")
-    with pytest.raises(SpaceError, match="has no 'missing'"):
+    with pytest.raises(WorkloadError, match="has no 'missing'"):
         load_workload(f"{tmp_path}/wl.py:missing")
-    with pytest.raises(SpaceError, match="no such file"):
+    with pytest.raises(WorkloadError, match="no such file"):
         load_workload(f"{tmp_path}/nope.py:mm")
 
 

@@ -134,7 +134,7 @@ def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str 
     from ..cli import format_table
     from ..database import Database
     from ..nn import spec
-    from ..search.tune import resolve_target
+    from ..tuning.api import resolve_target
     from .compile import compile as compile_model
     from .models import mlp, mlp_reference
     from .params import find_mlp_params, random_mlp_params

@@ -15,7 +15,7 @@ def tune_model(mod: IRModule, params: dict | None = None, target=None, max_trial
     target (a rerun resumes); the task scheduler spends it where the weighted latency gains most. Each task
     is handed to the search as ``main`` (workload keys ignore names, so ``compile`` finds the records).
     """
-    from ..search.tune import tune_tasks
+    from ..tuning.api import tune_tasks
 
     prepared = prepare(mod, params, entry)
     tasks = extract_tasks(prepared, entry=entry, prepared=True)

@@ -10,14 +10,12 @@ import importlib
 from .errors import SearchError
 
 _LAZY = {
-    "tune": "tune", "tune_tasks": "tune", "compile_tir": "tune", "best_schedule": "tune", "TuneResult": "tune",
     "AutoSpace": "space", "ScheduleFn": "space", "SpaceGenerator": "space", "SpaceError": "space",
-    "resolve_space": "space",
     "default_postprocs": "postprocs", "PostprocError": "postprocs",
     "default_mutators": "mutators",
-    "RandomSearch": "strategy_random", "EvolutionarySearch": "strategy_evolutionary",
+    "TaskSearch": "evolution", "EvolutionConfig": "evolution",
     "XGBCostModel": "cost_model", "CostModelError": "cost_model",
-    "extract_features": "features", "FeatureCache": "features",
+    "extract_features": "features",
     "RoundRobin": "task_scheduler", "GradientScheduler": "task_scheduler",
     "TuneTask": "task", "Program": "program",
     "builtin_workload": "workloads", "load_workload": "workloads", "WorkloadError": "workloads",

@@ -42,7 +42,7 @@ def run_tune(args) -> int:
     from tunefarm.ir.structural import workload_key
     from tunefarm.search.errors import SearchError
     from tunefarm.search.space import SpaceError
-    from tunefarm.search.tune import resolve_target, tune
+    from tunefarm.tuning.api import resolve_target, tune
     from tunefarm.search.workloads import WorkloadError, load_workload
 
     if not logging.getLogger().handlers:

@@ -27,10 +27,14 @@ every stored set by 0.003-0.008: 21 fresh matmul-128 jobs 0.796 -> 0.799, dense-
 matmul-512 0.666 -> 0.669. Until
 ``min_train_samples`` successful measurements exist the model is untrained and ``predict`` returns random
 scores (random picks). Models are saved in XGBoost's own JSON format plus a JSON sidecar (never pickle).
+
+Training is ``model_training.fit``, a pure function of the packed samples (``training_payload``): a tuning job
+runs it on a farm worker and ``install``s the result, so the search never waits for XGBoost and always scores
+with the newest finished model (``version`` counts them). ``train`` runs it in this process.
 """
 from __future__ import annotations
 
-import dataclasses
+import base64
 import json
 import logging
 import math
@@ -39,8 +43,11 @@ import os
 import numpy as np
 
 from .features import FEATURE_LEN, FEATURE_VERSION
+from .model_training import ModelMetrics, fit, pair_counts, pairwise_accuracy, top_k_recall
 
 log = logging.getLogger("tunefarm.search.cost_model")
+
+__all__ = ["XGBCostModel", "CostModelError", "ModelMetrics", "pair_counts", "pairwise_accuracy", "top_k_recall"]
 
 
 class CostModelError(Exception):
@@ -56,77 +63,15 @@ def _as_matrix(features) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(-1, FEATURE_LEN))
 
 
-@dataclasses.dataclass
-class ModelMetrics:
-    """Quality of the last training, measured on held-out candidates."""
-
-    n_train: int = 0
-    n_heldout: int = 0
-    rounds: int = 0
-    pairwise_accuracy: float = math.nan      # pairs of held-out candidates (same workload) ordered correctly
-    pairwise_accuracy_ok: float = math.nan   # the same, over successful candidates only
-    top_k_recall: float = math.nan           # share of the true held-out top-k found in the predicted top-k
-    k: int = 0
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def pairwise_accuracy(pred: np.ndarray, label: np.ndarray, group: np.ndarray, only_positive: bool = False) -> float:
-    """Fraction of same-group pairs with different labels that ``pred`` orders like ``label`` (a tie in
-    ``pred`` counts as wrong)."""
-    good, total = pair_counts(pred, label, group, only_positive)
-    return good / total if total else math.nan
-
-
-def pair_counts(pred: np.ndarray, label: np.ndarray, group: np.ndarray, only_positive: bool = False) -> tuple:
-    """``(ordered right, total)`` over same-group pairs with different labels (summable across folds)."""
-    good = total = 0
-    for g in np.unique(group):
-        m = group == g
-        p, y = pred[m], label[m]
-        if only_positive:
-            keep = y > 0
-            p, y = p[keep], y[keep]
-        if len(y) < 2:
-            continue
-        dy = np.sign(y[:, None] - y[None, :])
-        dp = np.sign(p[:, None] - p[None, :])
-        mask = np.triu(dy != 0, 1)
-        total += int(mask.sum())
-        good += int(((dy == dp) & mask).sum())
-    return good, total
-
-
-def top_k_recall(pred: np.ndarray, label: np.ndarray, group: np.ndarray, k: int) -> float:
-    """Mean over groups of |true top-k ∩ predicted top-k| / k (only successful candidates count as true)."""
-    vals = []
-    for g in np.unique(group):
-        m = group == g
-        p, y = pred[m], label[m]
-        kk = min(k, int((y > 0).sum()))
-        if kk == 0:
-            continue
-        true_top = set(np.argsort(-y, kind="stable")[:kk].tolist())
-        pred_top = set(np.argsort(-p, kind="stable")[:kk].tolist())
-        vals.append(len(true_top & pred_top) / kk)
-    return float(np.mean(vals)) if vals else math.nan
-
-
 class XGBCostModel:
     """Learned ranking of schedules (see module doc). ``update`` adds measurements, ``predict`` scores.
 
-    ``retrain_every``: retrain after this many new samples (training is cheap next to measuring, so the
-    default retrains after every measured batch of a few candidates). ``rounds``: boosting rounds of every
-    model; ``folds``: the k of the cross-validated quality metrics (computed once there are ``MIN_PER_FOLD``
-    samples per fold).
+    ``retrain_every``: retrain after this many new samples. ``rounds``: boosting rounds of every model;
+    ``folds``: the k of the cross-validated quality metrics.
     """
 
-    MIN_PER_FOLD = 4
-
     def __init__(self, objective: str = "regression", seed: int = 0, min_train_samples: int = 16,
-                 retrain_every: int = 16, rounds: int = 60, folds: int = 5, top_k: int = 8,
-                 nthread: int | None = None):
+                 retrain_every: int = 16, rounds: int = 60, folds: int = 5, top_k: int = 8):
         if objective not in ("rank", "regression"):
             raise ValueError(f"objective must be 'rank' or 'regression', got {objective!r}")
         if rounds < 1:
@@ -140,13 +85,13 @@ class XGBCostModel:
         self.rounds = rounds
         self.folds = folds
         self.top_k = top_k
-        self.nthread = nthread or 1
         self._rng = np.random.default_rng(seed)
         self._x: list[np.ndarray] = []
         self._groups: list[str] = []
         self._lat: list[float] = []  # seconds; inf for failures
-        self._since_train = 0
+        self._trained_on = 0         # samples the installed model (or the one being trained) saw
         self._booster = None
+        self.version = 0             # models installed so far
         self.metrics = ModelMetrics()
         self.history: list[dict] = []
 
@@ -164,22 +109,13 @@ class XGBCostModel:
     def n_samples(self) -> int:
         return len(self._x)
 
-    def _params(self) -> dict:
-        p = {"eta": 0.05, "max_depth": 6, "min_child_weight": 3.0, "subsample": 0.8, "colsample_bytree": 0.5,
-             "gamma": 0.0, "lambda": 1.0, "nthread": self.nthread, "seed": self.seed, "tree_method": "hist",
-             "verbosity": 0, "disable_default_eval_metric": 1}
-        if self.objective == "rank":
-            p.update({"objective": "rank:pairwise", "lambdarank_pair_method": "mean",
-                      "lambdarank_num_pair_per_sample": 16})
-        else:
-            p.update({"objective": "reg:squarederror"})
-        return p
+    @property
+    def new_samples(self) -> int:
+        """Samples added since the data of the last training was packed."""
+        return len(self._x) - self._trained_on
 
-    def update(self, features, groups, latencies, retrain: bool | None = None) -> bool:
-        """Add measured candidates: feature rows, their workload keys, latency in seconds or None (failed).
-
-        Returns True when the model was retrained.
-        """
+    def add(self, features, groups, latencies) -> None:
+        """Add measured candidates: feature rows, their workload keys, latency in seconds or None (failed)."""
         feats = _as_matrix(features)
         if len(feats) != len(groups) or len(feats) != len(latencies):
             raise CostModelError(f"update got {len(feats)} feature rows, {len(groups)} groups and "
@@ -188,107 +124,65 @@ class XGBCostModel:
             self._x.append(row)
             self._groups.append(str(g))
             self._lat.append(math.inf if lat is None or not math.isfinite(lat) or lat <= 0 else float(lat))
-        self._since_train += len(feats)
+
+    def update(self, features, groups, latencies, retrain: bool | None = None) -> bool:
+        """``add``, then train here when ``retrain`` (default: ``wants_training``). True when it trained."""
+        self.add(features, groups, latencies)
         if retrain is None:
-            retrain = self._since_train >= self.retrain_every or (not self.is_trained and self._enough())
-        if retrain and self._enough():
+            retrain = self.wants_training()
+        if retrain and self.enough():
             self.train()
             return True
         return False
 
-    def _enough(self) -> bool:
+    def enough(self) -> bool:
+        """At least ``min_train_samples`` successful measurements."""
         return sum(1 for v in self._lat if math.isfinite(v)) >= self.min_train_samples
 
-    def _labels(self, lat: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        y = np.zeros(len(lat))
-        for g in np.unique(groups):
-            m = groups == g
-            best = lat[m].min()
-            if math.isfinite(best):
-                y[m] = np.where(np.isfinite(lat[m]), best / lat[m], 0.0)
-        return y
+    def wants_training(self) -> bool:
+        """Enough new samples since the last training (or the first model can be trained)."""
+        if not self.enough():
+            return False
+        return self.new_samples >= self.retrain_every or (not self.is_trained and self.new_samples > 0)
 
-    @staticmethod
-    def _log_targets(y: np.ndarray, group_ids: np.ndarray) -> np.ndarray:
-        """Regression targets: log of the normalized throughput; a failure one unit below its group's worst."""
-        t = np.zeros(len(y))
-        for g in np.unique(group_ids):
-            m = group_ids == g
-            ok = y[m] > 0
-            floor = (np.log(y[m][ok]).min() if ok.any() else 0.0) - 1.0
-            t[m] = np.where(ok, np.log(np.where(ok, y[m], 1.0)), floor)
-        return t
+    def training_payload(self) -> dict:
+        """Every sample and the settings, as plain data for ``model_training.fit`` (on a worker or here)."""
+        x = np.ascontiguousarray(np.stack(self._x), dtype=np.float32)
+        keys = {k: i for i, k in enumerate(dict.fromkeys(self._groups))}
+        self._trained_on = len(self._x)
+        return {"n": len(x), "x": base64.b64encode(x.tobytes()).decode("ascii"),
+                "groups": [keys[g] for g in self._groups],
+                "latencies": [v if math.isfinite(v) else None for v in self._lat],
+                "settings": {"objective": self.objective, "seed": self.seed, "nthread": 1, "rounds": self.rounds,
+                             "folds": self.folds, "top_k": self.top_k,
+                             "fold_seed": int(self._rng.integers(1 << 31))}}
 
-    def _dmatrix(self, x, y, group_ids):
+    def install(self, result: dict) -> ModelMetrics:
+        """Serve the model ``fit`` returned; the scores of earlier versions are stale from now on."""
         import xgboost as xgb
 
-        if self.objective == "rank":
-            order = np.argsort(group_ids, kind="stable")
-            return xgb.DMatrix(x[order], label=y[order], qid=group_ids[order]), order
-        return xgb.DMatrix(x, label=self._log_targets(y, group_ids)), np.arange(len(y))
-
-    def _folds(self, x: np.ndarray) -> np.ndarray:
-        """The fold of each sample: random, but samples with identical feature rows always share one."""
-        _, twin = np.unique(x, axis=0, return_inverse=True)
-        twin = np.asarray(twin).reshape(-1)
-        n_twins = int(twin.max()) + 1
-        fold_of = np.empty(n_twins, dtype=np.int64)
-        fold_of[self._rng.permutation(n_twins)] = np.arange(n_twins) % self.folds
-        return fold_of[twin]
-
-    def _fit(self, x, y, gid):
-        import xgboost as xgb
-
-        dtrain, _ = self._dmatrix(x, y, gid)
-        return xgb.train(self._params(), dtrain, self.rounds, verbose_eval=False)
+        booster = xgb.Booster()
+        booster.load_model(bytearray(base64.b64decode(result["model"])))
+        self._booster = booster
+        self.metrics = ModelMetrics(**result["metrics"])
+        self.history.append(self.metrics.as_dict())
+        self.version += 1
+        m = self.metrics
+        log.info("cost model v%d trained on %d samples (%d rounds): %d-fold held-out pairwise accuracy %.3f "
+                 "(successful only %.3f), top-%d recall %.3f", self.version, m.n_train, self.rounds, self.folds,
+                 m.pairwise_accuracy, m.pairwise_accuracy_ok, self.top_k, m.top_k_recall)
+        return self.metrics
 
     def train(self) -> ModelMetrics:
-        """Cross-validate (the metrics), then boost the serving model on all samples. Returns the metrics."""
-        import xgboost as xgb
-
-        x = np.ascontiguousarray(np.stack(self._x), dtype=np.float32)
-        groups = np.asarray(self._groups)
-        y = self._labels(np.asarray(self._lat), groups)
-        _, gid = np.unique(groups, return_inverse=True)
-        n = len(y)
-        metrics = ModelMetrics(n_train=n, rounds=self.rounds, k=self.top_k)
-        if n >= self.folds * self.MIN_PER_FOLD:
-            fold = self._folds(x)
-            good = total = good_ok = total_ok = 0
-            recalls = []
-            for f in range(self.folds):
-                hold, fit = np.nonzero(fold == f)[0], np.nonzero(fold != f)[0]
-                if len(hold) < 2 or not len(fit):
-                    continue
-                pred = self._fit(x[fit], y[fit], gid[fit]).predict(xgb.DMatrix(x[hold]))
-                g, t = pair_counts(pred, y[hold], gid[hold])
-                good, total = good + g, total + t
-                g, t = pair_counts(pred, y[hold], gid[hold], only_positive=True)
-                good_ok, total_ok = good_ok + g, total_ok + t
-                r = top_k_recall(pred, y[hold], gid[hold], self.top_k)
-                if not math.isnan(r):
-                    recalls.append(r)
-                metrics.n_heldout += len(hold)
-            metrics.pairwise_accuracy = good / total if total else math.nan
-            metrics.pairwise_accuracy_ok = good_ok / total_ok if total_ok else math.nan
-            metrics.top_k_recall = float(np.mean(recalls)) if recalls else math.nan
-        self._booster = self._fit(x, y, gid)
-        self.metrics = metrics
-        self.history.append(metrics.as_dict())
-        self._since_train = 0
-        log.info("cost model trained on %d samples (%d rounds): %d-fold held-out pairwise accuracy %.3f "
-                 "(successful only %.3f), top-%d recall %.3f", n, self.rounds, self.folds,
-                 metrics.pairwise_accuracy, metrics.pairwise_accuracy_ok, self.top_k, metrics.top_k_recall)
-        return metrics
+        """Train on every sample in this process and serve the result. Returns its metrics."""
+        return self.install(fit(self.training_payload()))
 
     def predict(self, features) -> np.ndarray:
         """Scores (higher is better) for feature rows; random scores while the model is untrained."""
         feats = _as_matrix(features)
         if self._booster is None:
             return self._rng.random(len(feats))
-        import xgboost as xgb
-
-        return np.asarray(self._booster.predict(xgb.DMatrix(feats)), dtype=np.float64)
+        return np.asarray(self._booster.inplace_predict(feats), dtype=np.float64)
 
     # ---------------------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:

@@ -545,35 +545,3 @@ def feature_names() -> list[str]:
     store += [f"log_footprint_inner{k + 1}" for k in range(N_FOOTPRINT)]
     names = [f"store{s}.{n}" for s in range(TOP_STORES) for n in store]
     return names + list(SUM_FEATURES)
-
-
-class FeatureCache:
-    """Feature vectors by program hash (bounded LRU): a program is featurized once per process."""
-
-    def __init__(self, n_cores: int = 1, capacity: int = 200_000):
-        self.n_cores = n_cores
-        self.capacity = capacity
-        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, program_hash: str, func: PrimFunc | None = None) -> np.ndarray:
-        got = self._data.get(program_hash)
-        if got is not None:
-            self._data.move_to_end(program_hash)
-            self.hits += 1
-            return got
-        if func is None:
-            raise KeyError(f"no cached features for program {program_hash} and no function to compute them")
-        self.misses += 1
-        vec = extract_features(func, self.n_cores)
-        self._data[program_hash] = vec
-        if len(self._data) > self.capacity:
-            self._data.popitem(last=False)
-        return vec
-
-    def __contains__(self, program_hash: str) -> bool:
-        return program_hash in self._data
-
-    def __len__(self) -> int:
-        return len(self._data)

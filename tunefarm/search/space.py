@@ -81,13 +81,18 @@ class SpaceGenerator:
 
 
 class ScheduleFn(SpaceGenerator):
-    """A stochastic schedule function ``fn(sch) -> sch`` (returning None means it edited ``sch`` in place)."""
+    """A stochastic schedule function ``fn(sch) -> sch`` (returning None means it edited ``sch`` in place).
 
-    def __init__(self, fn: Callable, name: str | None = None):
+    ``origin`` says where a worker can import ``fn`` from (``("module", module, qualname)`` or
+    ``("file", path, name)``; see ``task_spec``) when that is not plain from ``fn`` itself.
+    """
+
+    def __init__(self, fn: Callable, name: str | None = None, origin: tuple | None = None):
         if not callable(fn):
             raise SpaceError(f"a schedule function must be callable, got {type(fn).__name__}")
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "schedule_fn")
+        self.origin = origin
 
     def sample(self, func: PrimFunc, seed: int) -> Schedule:
         sch = Schedule(func, seed=seed)
@@ -126,6 +131,9 @@ class AutoSpace(SpaceGenerator):
                  unroll_steps=UNROLL_STEPS, write_cache_levels=(1, 2), parallel_jobs_per_core=(1, 4, 16, 64),
                  vector_lanes: int = 8, vector_bias: float = 0.75, rfactor_max_spatial: int = 4096,
                  pack_reads: bool = True, microkernel: bool = True, vector_registers: int = 16):
+        args = dict(locals())
+        self._init_args = {k: (list(v) if isinstance(v, tuple) else v) for k, v in args.items()
+                           if k not in ("self", "__class__")}
         self.n_cores = n_cores or (os.cpu_count() or 1)
         self.max_innermost_factor = max_innermost_factor
         self.max_vectorize_extent = max_vectorize_extent
@@ -139,6 +147,10 @@ class AutoSpace(SpaceGenerator):
         self.pack_reads = pack_reads
         self.microkernel = microkernel
         self.vector_registers = vector_registers
+
+    def init_args(self) -> dict:
+        """The constructor's arguments as JSON values: ``AutoSpace(**space.init_args())`` is the same space."""
+        return dict(self._init_args, n_cores=self.n_cores)
 
     @classmethod
     def for_target(cls, target, **kwargs) -> "AutoSpace":
@@ -558,20 +570,3 @@ class AutoSpace(SpaceGenerator):
         n = len(steps)
         v = sch.sample_categorical(candidates=steps, probs=[1.0 / n] * n)
         sch.annotate(root, UNROLL_KEY, v)
-
-
-def resolve_space(space, target=None) -> SpaceGenerator:
-    """``None`` -> AutoSpace for the target; a SpaceGenerator as is; a callable -> ScheduleFn;
-    a string -> a registered name or ``"path/to/file.py:function"`` (see ``search_spaces.registry``)."""
-    if space is None or space == "auto":
-        return AutoSpace.for_target(target)
-    if isinstance(space, SpaceGenerator):
-        return space
-    if isinstance(space, str):
-        from search_spaces.registry import load_space
-
-        return ScheduleFn(load_space(space), name=space)
-    if callable(space):
-        return ScheduleFn(space)
-    raise SpaceError(f"space must be None, 'auto', a schedule function, a SpaceGenerator or 'file.py:function', "
-                     f"got {type(space).__name__}")

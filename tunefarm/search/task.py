@@ -1,26 +1,21 @@
-"""A tuning task: one workload with its space, postprocessors and bookkeeping of what is known about it.
+"""A tuning task: one workload with its space and postprocessors, turning designs into programs.
 
-The task turns design traces into ``Program``s (replay + postprocess + hash), counts why candidates were
-invalid (to explain a space that yields nothing), and remembers which program hashes are already measured
-or on their way to the farm, so no program is measured twice -- including those measured by earlier jobs
-(seeded from the database's ``measured_hashes``).
+The task turns design traces into ``Program``s (replay + postprocess + hash) and counts why candidates were
+invalid (to explain a space that yields nothing). It is what a worker rebuilds to do search work
+(``generate.TaskCache``); what the driver knows about the task's programs is ``evolution.TaskSearch``.
 """
 from __future__ import annotations
 
 import collections
-import logging
 import random
 
 from ..ir.function import PrimFunc
 from ..schedule import ScheduleError, Trace
 from .errors import SearchError
 from .postprocs import PostprocError, apply_postprocs
-from .program import Program, decisions_key, design_part, program_hash
+from .program import Program, decisions_key, program_hash
 from .space import SpaceError, SpaceGenerator
 from .task_scheduler import TaskState
-
-log = logging.getLogger("tunefarm.search")
-
 
 class TuneTask:
     """``func`` is the unscheduled PrimFunc; ``key`` its workload key; ``state`` what the progress table shows."""
@@ -45,8 +40,6 @@ class TuneTask:
                 flop = None
         self.state = TaskState(name, float(weight), flop)
         self.rng = random.Random(seed)
-        self.known_hashes: set[str] = set()     # measured (any job) or submitted in this job
-        self.best: list[tuple[float, Program]] = []  # measured OK programs of this job, fastest first
         self.n_valid = 0
         self.n_invalid = 0
         self.invalid_reasons: collections.Counter = collections.Counter()
@@ -57,17 +50,17 @@ class TuneTask:
         try:
             apply_postprocs(sch, self.postprocs)
         except PostprocError as e:
-            self._invalid(f"postproc: {e}")
+            self.count_invalid(f"postproc: {e}")
             return None
         try:
             h = program_hash(sch.mod["main"])
         except Exception as e:  # noqa: BLE001 - an unhashable program is an invalid one
-            self._invalid(f"hash: {type(e).__name__}: {e}")
+            self.count_invalid(f"hash: {type(e).__name__}: {e}")
             return None
         self.n_valid += 1
         return Program(design, sch, h)
 
-    def _invalid(self, reason: str) -> None:
+    def count_invalid(self, reason: str) -> None:
         self.n_invalid += 1
         self.invalid_reasons[reason.split("\n")[0][:160]] += 1
 
@@ -77,7 +70,7 @@ class TuneTask:
         try:
             sch = self.space.sample(self.func, seed)
         except ScheduleError as e:
-            self._invalid(f"space: {e}")
+            self.count_invalid(f"space: {e}")
             return None
         except SpaceError:
             raise
@@ -102,21 +95,12 @@ class TuneTask:
         try:
             sch = design.replay(self.func)
         except ScheduleError as e:
-            self._invalid(f"replay: {e.reason if hasattr(e, 'reason') else e}")
+            self.count_invalid(f"replay: {e.reason if hasattr(e, 'reason') else e}")
             self._remember(key, None)
             return None
         prog = self._finish(design, sch)
         self._remember(key, prog)
         return prog
-
-    def from_stored(self, trace_json) -> Program | None:
-        """A program from a stored full trace (database): its design part is replayed and postprocessed."""
-        try:
-            trace = Trace.from_json(trace_json)
-        except ValueError as e:
-            log.warning("task %s: skipping a stored trace that does not load: %s", self.name, e)
-            return None
-        return self.from_design(design_part(trace))
 
     def _remember(self, key, prog) -> None:
         if len(self._by_decisions) > 100_000:
@@ -124,13 +108,6 @@ class TuneTask:
         self._by_decisions[key] = prog
 
     # ---------------------------------------------------------------------------------------------------
-    def record_measured(self, prog: Program, latency: float | None) -> None:
-        self.known_hashes.add(prog.hash)
-        if latency is not None:
-            self.best.append((latency, prog))
-            self.best.sort(key=lambda p: p[0])
-            del self.best[64:]
-
     def invalid_summary(self, n: int = 3) -> str:
         if not self.invalid_reasons:
             return "no reason recorded"

@@ -16,6 +16,8 @@ import re
 
 from ..ir.function import PrimFunc
 from ..ir.module import IRModule
+from .errors import SearchError
+from .user_code import UserCodeError, load_attribute
 
 
 class WorkloadError(ValueError):
@@ -84,12 +86,25 @@ def builtin_workload(name: str) -> PrimFunc:
                         "or give 'file.py:name'")
 
 
+def as_prim_func(func, what: str = "workload") -> PrimFunc:
+    """A PrimFunc from a PrimFunc or an IRModule holding one (``main`` preferred)."""
+    if isinstance(func, PrimFunc):
+        return func
+    if isinstance(func, IRModule):
+        prims = func.prim_funcs()
+        if "main" in prims:
+            return prims["main"]
+        if len(prims) == 1:
+            return next(iter(prims.values()))
+        raise SearchError(f"{what}: the module has {len(prims)} prim funcs ({', '.join(prims) or 'none'}); "
+                          "pass one of them (or name it 'main')")
+    raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")
+
+
 def _as_workload(obj, what: str) -> PrimFunc:
     if isinstance(obj, PrimFunc):
         return obj
     if isinstance(obj, IRModule):
-        from .tune import as_prim_func
-
         return as_prim_func(obj, what)
     if isinstance(obj, (list, tuple)) and obj:
         from .. import te
@@ -107,10 +122,11 @@ def load_workload(spec) -> tuple[str, PrimFunc]:
     if not isinstance(spec, str):
         raise WorkloadError(f"a workload is a name, 'file.py:name' or a PrimFunc, got {type(spec).__name__}")
     if ".py:" in spec:
-        from search_spaces.registry import load_attribute
-
         path, _, attr = spec.rpartition(":")
-        obj = load_attribute(path, attr, "workload")
+        try:
+            obj = load_attribute(path, attr, "workload")
+        except UserCodeError as e:
+            raise WorkloadError(str(e)) from None
         if callable(obj) and not isinstance(obj, (PrimFunc, IRModule)):
             obj = obj()
         return attr, _as_workload(obj, f"{spec}")

@@ -1,0 +1,275 @@
+"""The evolutionary search as the driver runs it: population, dedup, cost-model scores and the next pick.
+
+MetaSchedule's ``EvolutionarySearch`` works in rounds: sample, evolve a population for a few generations, send a
+batch, wait for all of it. Here nothing waits. Workers produce candidate programs (``generate.py``) in answer to
+*requests* this object writes, and the driver picks one candidate at a time whenever a worker is free to
+measure. The algorithm is the same steady-state evolution, continuous instead of generational:
+
+- the **pool** holds every unmeasured candidate the workers sent back, scored by the newest cost model (all
+  stale scores are recomputed in one batched prediction when a new model arrives); it keeps the best
+  ``POOL_SIZE`` by score;
+- the **population** is the ``population`` fittest programs of the pool and the measured ones. Fitness is the
+  measurement for a measured program (``log(best / latency)``, the scale the regression model predicts) and the
+  prediction otherwise (the model can rank a measured near-best program below strangers it overrates);
+- a **request** asks for fresh samples of the space (exploration the model screens), mutants of parents drawn
+  from the population by tournament (exploitation of the model), and small steps around the fastest measured
+  programs (local search where the measurements, not only the model, say it is good). Each pick earns the
+  task ``effort`` candidates of search (about 4.5 per measured trial, what the round-based search spent), so
+  the search works as hard per trial as before however many workers there are;
+- a **pick**, per measured trial: with probability ``local_share`` the best-predicted local step, ``explore_share``
+  the best-predicted fresh sample, ``eps_greedy`` an unscreened fresh sample, else the best-predicted candidate
+  of all (exploitation). A cost model trained on a few unlucky samples of a sketch (write cache or not, packing,
+  register tile, rfactor) can write the whole sketch off, so one exploiting pick in ``SKETCH_SHARE`` goes to the
+  least-measured *open* sketch: one with fewer than ``SKETCH_MIN_SAMPLES`` successful measurements, or whose best
+  is within ``SKETCH_KEEP_RATIO`` of the best of all.
+
+Until the cost model is trained (too few measurements), and for ``strategy="random"`` (the course's
+``random_search``), requests are fresh samples only and picks are random.
+
+Dedup: a program hash is *known* once it is measured (by any job: the set is seeded from the database), in
+flight, or in the pool; it is never picked twice. A task whose search keeps returning only known programs is
+``exhausted`` (its space is used up: it ends without error); one whose space never produced a valid program
+in ``MIN_ATTEMPTS`` attempts gets an ``error`` naming the most common reasons.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import random
+
+import numpy as np
+
+from .generate import decode_features
+
+POOL_SIZE = 512            # unmeasured candidates kept per task, best scored first
+TOP_MEASURED = 64          # fastest measured programs kept as parents
+SKETCH_SHARE = 8           # one exploiting pick in this many goes to an under-explored sketch
+SKETCH_MIN_SAMPLES = 8
+SKETCH_KEEP_RATIO = 1.25
+MIN_ATTEMPTS = 64          # invalid candidates before a space that never produced a valid one is an error
+EMPTY_REPLIES = 4          # replies in a row with nothing new before an idle task counts as exhausted
+
+
+@dataclasses.dataclass
+class EvolutionConfig:
+    """The knobs of the search (see module doc)."""
+
+    population: int = 64
+    eps_greedy: float = 0.05
+    explore_share: float = 0.4
+    local_share: float = 0.3
+    local_parents: int = 8
+    fresh_per_pick: float = 2.0
+    mutants_per_pick: float = 2.0
+    local_per_pick: float = 0.5
+
+    @property
+    def effort(self) -> float:
+        """Candidates of search per measured trial once the model is trained."""
+        return self.fresh_per_pick + self.mutants_per_pick + self.local_per_pick
+
+
+class Entry:
+    """A candidate program as the driver knows it: plain data from a worker."""
+
+    __slots__ = ("hash", "trace", "features", "sketch", "origin", "worker", "score", "version")
+
+    def __init__(self, hash_: str, trace: str, features: np.ndarray, sketch: str, origin: str, worker: str = ""):
+        self.hash = hash_
+        self.trace = trace            # the full trace's JSON text (what the farm replays and the database stores)
+        self.features = features      # float32 feature row
+        self.sketch = sketch
+        self.origin = origin          # fresh | mutant | local | design
+        self.worker = worker          # the worker that holds its scheduled program
+        self.score = 0.0
+        self.version = -1             # the cost model version that scored it
+
+    @classmethod
+    def from_reply(cls, row: list, worker: str) -> "Entry":
+        h, trace, feats, sketch, origin = row
+        return cls(h, trace, decode_features(feats), sketch, origin, worker)
+
+
+class TaskSearch:
+    """The driver's search state of one task (see module doc)."""
+
+    def __init__(self, name: str, key: str, model, config: EvolutionConfig | None = None, seed: int = 0,
+                 strategy: str = "evolutionary"):
+        if strategy not in ("evolutionary", "random"):
+            raise ValueError(f"unknown search strategy {strategy!r}; use 'evolutionary' or 'random'")
+        self.name, self.key, self.model = name, key, model
+        self.config = config or EvolutionConfig()
+        self.strategy = strategy
+        self.rng = random.Random(seed)
+        self.known: set[str] = set()
+        self.pool: dict[str, Entry] = {}
+        self.best: list[tuple[float, Entry]] = []     # fastest measured, (latency s, entry)
+        self.measured: dict[str, float] = {}          # program hash -> latency (s) of successful programs
+        self.sketches: dict[str, list] = {}           # sketch -> [successful measurements, best latency]
+        self.credit = 0.0                             # candidates of search this task may still ask for
+        self.n_valid = self.n_invalid = 0
+        self.reasons: collections.Counter = collections.Counter()
+        self.empty_replies = 0
+        self.error: str | None = None
+        self.sources: collections.Counter = collections.Counter()  # how picks were chosen
+
+    # -- what the search needs from the workers ------------------------------------------------------------
+    @property
+    def guided(self) -> bool:
+        return self.strategy == "evolutionary" and self.model.is_trained
+
+    def effort(self) -> float:
+        return self.config.effort if self.guided else 1.25
+
+    def request(self, n: int) -> dict:
+        """A search request for about ``n`` candidates (see ``generate.generate``)."""
+        seed = self.rng.randrange(1 << 62)
+        if not self.guided:
+            return {"fresh": n, "seed": seed}
+        c = self.config
+        n_local = int(round(n * c.local_per_pick / c.effort)) if self.best else 0
+        n_mut = int(round(n * c.mutants_per_pick / c.effort))
+        n_fresh = max(1, n - n_local - n_mut)
+        req = {"fresh": n_fresh, "seed": seed}
+        pop = self.population()
+        if pop and n_mut:
+            parents = collections.Counter(self._tournament(pop).hash for _ in range(n_mut))
+            by_hash = {e.hash: e for _, e in pop}
+            req["mutate"] = [[by_hash[h].trace, k] for h, k in parents.items()]
+        if n_local:
+            tops = [e for _, e in self.best[: c.local_parents]]
+            req["local"] = [[tops[i % len(tops)].trace, 1] for i in range(n_local)]
+        return req
+
+    def receive(self, reply: dict, worker: str = "") -> int:
+        """Take a search reply into the pool; returns how many new candidates it brought."""
+        if reply.get("error"):
+            self.error = reply["error"]
+            return 0
+        self.n_valid += reply.get("valid", 0)
+        self.n_invalid += reply.get("invalid", 0)
+        self.reasons.update(reply.get("reasons", {}))
+        fresh = []
+        for row in reply.get("programs", ()):
+            if row[0] in self.known:
+                continue
+            e = Entry.from_reply(row, worker)
+            self.known.add(e.hash)
+            self.pool[e.hash] = e
+            fresh.append(e)
+        self.empty_replies = 0 if fresh else self.empty_replies + 1
+        if self.n_valid == 0 and self.n_invalid >= MIN_ATTEMPTS and self.error is None:
+            self.error = (f"task {self.name!r}: the space produced no valid schedule in {self.n_invalid} attempts; "
+                          f"most common reasons: {self.invalid_summary()}")
+        self._score(fresh)
+        self._trim()
+        return len(fresh)
+
+    def invalid_summary(self, n: int = 3) -> str:
+        if not self.reasons:
+            return "no reason recorded"
+        return "; ".join(f"{r} (x{c})" for r, c in self.reasons.most_common(n))
+
+    def exhausted(self, requests_in_flight: int) -> bool:
+        """Nothing left to pick and the space keeps answering with known programs only."""
+        return not self.pool and requests_in_flight == 0 and self.empty_replies >= EMPTY_REPLIES
+
+    # -- measurement ---------------------------------------------------------------------------------------
+    def pick(self) -> Entry | None:
+        """The next candidate to measure (removed from the pool), or None when the pool is empty."""
+        if not self.pool:
+            return None
+        self.credit += self.effort()
+        if not self.guided:
+            e, source = self.pool[self.rng.choice(list(self.pool))], "random"
+        else:
+            self._score([e for e in self.pool.values() if e.version != self.model.version])
+            e, source = self._choose()
+        del self.pool[e.hash]
+        self.sources[source] += 1
+        return e
+
+    def _choose(self) -> tuple[Entry, str]:
+        c = self.config
+        u = self.rng.random()
+        if u < c.eps_greedy:
+            fresh = [e for e in self.pool.values() if e.origin == "fresh"]
+            if fresh:
+                return self.rng.choice(fresh), "random"
+        elif u < c.eps_greedy + c.explore_share:
+            got = self._best(lambda e: e.origin == "fresh")
+            if got is not None:
+                return got, "explore"
+        elif u < c.eps_greedy + c.explore_share + c.local_share:
+            got = self._best(lambda e: e.origin == "local")
+            if got is not None:
+                return got, "local"
+        if self.rng.randrange(SKETCH_SHARE) == 0:
+            sketch = self._open_sketch()
+            if sketch is not None:
+                return self._best(lambda e: e.sketch == sketch), "sketch"
+        return self._best(None), "exploit"
+
+    def _best(self, keep) -> Entry | None:
+        best = None
+        for e in self.pool.values():
+            if (keep is None or keep(e)) and (best is None or e.score > best.score):
+                best = e
+        return best
+
+    def _open_sketch(self) -> str | None:
+        """The least-measured open sketch in the pool other than the best program's (see module doc)."""
+        in_pool = {e.sketch for e in self.pool.values()}
+        if len(in_pool) < 2:
+            return None
+        best_sketch = self.best[0][1].sketch if self.best else None
+        best_lat = min((st[1] for st in self.sketches.values()), default=math.inf)
+        open_ = [s for s in in_pool if s != best_sketch and (
+            self.sketches.get(s, (0, math.inf))[0] < SKETCH_MIN_SAMPLES
+            or self.sketches[s][1] <= SKETCH_KEEP_RATIO * best_lat)]
+        return min(open_, key=lambda s: self.sketches.get(s, (0,))[0]) if open_ else None
+
+    def measured_result(self, e: Entry, latency: float | None) -> None:
+        """A picked candidate's measurement (latency in seconds, None when it failed)."""
+        self.known.add(e.hash)
+        st = self.sketches.setdefault(e.sketch, [0, math.inf])
+        if latency is None:
+            return
+        self.measured[e.hash] = latency
+        st[0] += 1
+        st[1] = min(st[1], latency)
+        if len(self.best) < TOP_MEASURED or latency < self.best[-1][0]:
+            self.best.append((latency, e))
+            self.best.sort(key=lambda p: p[0])
+            del self.best[TOP_MEASURED:]
+
+    # -- population -----------------------------------------------------------------------------------------
+    def fitness(self, e: Entry) -> float:
+        lat = self.measured.get(e.hash)
+        if lat is not None and self.best and self.model.predicts_log_throughput:
+            return math.log(self.best[0][0] / lat)
+        return e.score
+
+    def population(self) -> list[tuple[float, Entry]]:
+        """The fittest measured and unmeasured programs, fittest first."""
+        everyone = [(self.fitness(e), e) for _, e in self.best] + [(e.score, e) for e in self.pool.values()]
+        everyone.sort(key=lambda p: -p[0])
+        return everyone[: self.config.population]
+
+    def _tournament(self, pop: list) -> Entry:
+        a, b = self.rng.choice(pop), self.rng.choice(pop)
+        return a[1] if a[0] >= b[0] else b[1]
+
+    # -- scores ----------------------------------------------------------------------------------------------
+    def _score(self, entries: list[Entry]) -> None:
+        if not entries or not self.model.is_trained:
+            return
+        scores = self.model.predict(np.stack([e.features for e in entries]))
+        for e, s in zip(entries, scores):
+            e.score, e.version = float(s), self.model.version
+
+    def _trim(self) -> None:
+        if len(self.pool) > POOL_SIZE:
+            keep = sorted(self.pool.values(), key=lambda e: -e.score)[:POOL_SIZE]
+            self.pool = {e.hash: e for e in keep}

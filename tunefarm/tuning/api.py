@@ -1,0 +1,263 @@
+"""The tuning API: ``tune`` (one workload, the course's ``ms.tune_tir``), ``tune_tasks`` (several, weighted),
+``best_schedule`` and ``compile_tir``.
+
+A job wires the three layers below it: the search (``tunefarm.search``: spaces, the evolutionary search, the
+cost model), the farm that runs search, measurement and training work on its workers (``tunefarm.farm``), and
+the database that keeps every measurement (``tunefarm.database``). The loop itself is ``job.py``.
+
+Resume: running a job on a database that already holds records for the workload (same target) continues
+it. Known programs are never measured again (their hashes seed the dedup), the cost model and the search
+population warm-start from the stored records (``warm_start.py``), and ``max_trials`` is the *total* for the
+job's workloads on that target, counting what is already stored: a finished 64-trial job re-run with
+``max_trials=64`` measures nothing new; with ``max_trials=128`` it measures 64 more.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import random
+import tempfile
+import time
+
+from search_spaces.registry import resolve_space
+
+from ..database import Database, UnknownWorkloadError
+from ..farm import RayFarm
+from ..ir.function import PrimFunc
+from ..ir.module import IRModule
+from ..ir.structural import workload_key
+from ..runtime import build
+from ..schedule import Trace
+from ..search.cost_model import XGBCostModel
+from ..search.errors import SearchError
+from ..search.evolution import EvolutionConfig
+from ..search.postprocs import default_postprocs
+from ..search.progress import Progress
+from ..search.space import target_cores
+from ..search.task import TuneTask
+from ..search.task_scheduler import TaskState, make_task_scheduler
+from ..search.workloads import as_prim_func
+from ..target import Target
+from .job import TuningJob
+from .job_task import JobTask
+from .warm_start import warm_start
+
+log = logging.getLogger("tunefarm.tuning")
+
+DEFAULT_MEASURE = {"number": 1, "repeat": 5, "min_repeat_ms": 1.0}
+# Early stop of the timing: a candidate whose check run and first two timed repeats are all slower than this
+# multiple of its task's best median so far gets no further repeats (``stop_above_s`` of the measurement; its record
+# then holds those two real timings instead of ``repeat``). Such a program cannot become the best, and on matmul
+# 512^3 and conv2d its repeats were about half of the measurement time of a job (most random samples there are
+# 3-50x slower than the best).
+EARLY_STOP_FACTOR = 2.0
+
+
+@dataclasses.dataclass
+class TuneResult:
+    """What a tuning job produced. Everything measured is in ``database``; this is a convenient summary."""
+
+    database: object
+    job_id: int
+    target: str
+    tasks: list[TaskState]
+    workload_keys: list[str]
+    trials: int                 # measured by this job
+    wall_secs: float
+    cost_model: XGBCostModel
+    errors: dict                # task name -> error text, for tasks that ended with a SearchError
+    search_cpu_secs: float = 0.0  # driver CPU choosing and scoring candidates
+    model_cpu_secs: float = 0.0   # driver CPU installing cost models (training runs on the workers)
+    driver_cpu_secs: float = 0.0  # all CPU of the driver process during the job (search, model, database, farm)
+    busy_secs: float = 0.0        # seconds the workers spent on this job's work
+
+    def best_record(self, task: int | str = 0):
+        """The database's best record (any job) of a task, by index or name, or None."""
+        i = task if isinstance(task, int) else [t.name for t in self.tasks].index(task)
+        return self.database.best(self.workload_keys[i], target=self.target)
+
+    @property
+    def best_trace(self):
+        rec = self.best_record(0)
+        return None if rec is None else rec.trace
+
+    @property
+    def best_latency_us(self) -> float:
+        rec = self.best_record(0)
+        return math.nan if rec is None else rec.median_us
+
+    @property
+    def trials_per_second(self) -> float:
+        return self.trials / self.wall_secs if self.wall_secs > 0 else math.nan
+
+
+# -------------------------------------------------------------------------------------------------------
+# inputs
+# -------------------------------------------------------------------------------------------------------
+def resolve_target(target, farm=None):
+    if target is None:
+        return farm.target if farm is not None else Target.host()
+    return target if isinstance(target, Target) else Target(target)
+
+
+def open_database(database):
+    if database is None:
+        path = os.path.join(tempfile.mkdtemp(prefix="tunefarm-"), "tune.sqlite")
+        log.info("no database given: recording to %s", path)
+        return Database(path)
+    if isinstance(database, Database):
+        return database
+    if isinstance(database, (str, os.PathLike)):
+        return Database(database)
+    raise TypeError(f"database must be a path or a tunefarm.Database, got {type(database).__name__}")
+
+
+def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int = 64, space=None, database=None,
+               farm=None, seed: int | None = None, *, strategy: str = "evolutionary",
+               task_scheduler: str = "gradient", postprocs=None, timeout_s: float | dict = 10.0,
+               progress: bool | None = None, max_trials_per_task: int | None = None, job_name: str | None = None,
+               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR,
+               search: EvolutionConfig | None = None) -> TuneResult:
+    """Tune several workloads in one job, sharing the trial budget by the task scheduler.
+
+    ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
+    space for every task (None = AutoSpace, a schedule function, ``"file.py:fn"``, a registered name), or a
+    dict ``name -> space``. ``max_trials`` is the total budget across tasks, counting records already in the
+    database (see the module doc on resume). ``farm``: a LocalFarm or RayFarm (default: a RayFarm on a private
+    local Ray, closed at the end). Tasks whose space yields no valid program end with their error in
+    ``result.errors`` (or raise ``SearchError`` with ``raise_on_error``). ``timeout_s`` is the budget of one
+    trial (build + check + timing), or a dict ``task name -> seconds`` (10 s for tasks not named).
+    ``early_stop``: a candidate whose check run and first two timed repeats are all slower than this multiple of
+    its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
+    candidate ``repeat`` times. ``search``: the evolutionary search's settings.
+    """
+    _check_arguments(tasks, max_trials, trials_per_round, early_stop)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
+    own_farm = farm is None
+    if own_farm:
+        farm = RayFarm(target=target) if target is not None else RayFarm()
+    try:
+        target = resolve_target(target, farm)
+        db = open_database(database)
+        model = XGBCostModel(seed=seed)
+        jtasks = _job_tasks(tasks, space, target, postprocs, model, strategy, search, seed)
+        for t in jtasks:
+            t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
+            db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
+        existing = warm_start(jtasks, db, str(target), farm, model)
+        if model.enough():
+            model.train()
+        config = {"tasks": [[t.name, t.key, t.state.weight] for t in jtasks], "target": str(target),
+                  "max_trials": max_trials, "trials_per_round": trials_per_round, "strategy": str(strategy),
+                  "task_scheduler": str(task_scheduler), "seed": seed,
+                  "spaces": [t.tune_task.space.name for t in jtasks], "early_stop": early_stop}
+        job_id = db.start_job(job_name or "+".join(t.name for t in jtasks)[:200], config)
+        remaining = max(0, max_trials - existing)
+        if existing:
+            log.info("resuming: %d trials already in %s, %d to go (max_trials=%d counts stored trials)",
+                     existing, db.path, remaining, max_trials)
+        progress_view = Progress([t.state for t in jtasks], max_trials, live=progress)
+        job = TuningJob(jtasks, target, db, farm, model, make_task_scheduler(task_scheduler, seed), job_id=job_id,
+                        trials_per_round=trials_per_round, timeout_s=timeout_s, measure=dict(DEFAULT_MEASURE),
+                        early_stop=early_stop, progress=progress_view)
+        status = "failed"
+        try:
+            job.run(remaining)
+            status = "finished_with_errors" if any(t.error for t in jtasks) else "finished"
+        finally:
+            db.finish_job(job_id, status)
+            progress_view.finish()
+    finally:
+        if own_farm:
+            farm.close()
+    errors = {t.name: t.error for t in jtasks if t.error}
+    result = TuneResult(db, job_id, str(target), [t.state for t in jtasks], [t.key for t in jtasks],
+                        job.new_trials, time.perf_counter() - t0, model, errors, job.search_cpu, job.model_cpu,
+                        time.process_time() - cpu0, job.busy_secs)
+    if errors and raise_on_error:
+        raise SearchError("; ".join(errors.values()))
+    return result
+
+
+def _check_arguments(tasks, max_trials, trials_per_round, early_stop) -> None:
+    if not isinstance(max_trials, int) or isinstance(max_trials, bool) or max_trials < 0:
+        raise ValueError(f"max_trials must be an integer >= 0, got {max_trials!r}")
+    if not isinstance(trials_per_round, int) or isinstance(trials_per_round, bool) or trials_per_round < 1:
+        raise ValueError(f"trials_per_round must be an integer >= 1, got {trials_per_round!r}")
+    if not tasks:
+        raise ValueError("tune_tasks needs at least one task")
+    if early_stop is not None and (not isinstance(early_stop, (int, float)) or isinstance(early_stop, bool)
+                                   or not (early_stop == 0 or 1.0 <= early_stop < math.inf)):
+        raise ValueError(f"early_stop must be None, 0 or a factor >= 1, got {early_stop!r}")
+
+
+def _job_tasks(tasks, space, target, postprocs, model, strategy, search, seed) -> list[JobTask]:
+    post = default_postprocs() if postprocs is None else list(postprocs)
+    out, names = [], set()
+    for k, item in enumerate(tasks):
+        if not isinstance(item, (tuple, list)) or len(item) not in (2, 3):
+            raise TypeError(f"task {k} must be (name, func) or (name, func, weight), got {item!r}")
+        name, func = item[0], item[1]
+        weight = float(item[2]) if len(item) == 3 else 1.0
+        if name in names:
+            raise ValueError(f"two tasks are named {name!r}")
+        names.add(name)
+        sp = space.get(name) if isinstance(space, dict) else space
+        tt = TuneTask(name, as_prim_func(func, f"task {name!r}"), resolve_space(sp, target), post, weight,
+                      seed=seed + k)
+        out.append(JobTask(tt, target_cores(target), model, strategy, search, seed + 7919 * k))
+    return out
+
+
+def tune(func, target=None, max_trials: int = 64, trials_per_round: int = 64, space=None, database=None,
+         farm=None, seed: int | None = None, *, task_name: str | None = None, **kwargs) -> TuneResult:
+    """Tune one workload (the course's ``ms.tune_tir``). Returns a ``TuneResult`` (``.database``,
+    ``.best_trace``, ``.best_latency_us``); raises ``SearchError`` when the space yields no valid program."""
+    pf = as_prim_func(func)
+    name = task_name or (pf.attrs.get("global_symbol") or pf.name or "main")
+    kwargs.setdefault("raise_on_error", True)
+    return tune_tasks([(name, pf, 1.0)], target, max_trials, trials_per_round, space, database, farm, seed,
+                      **kwargs)
+
+
+# -------------------------------------------------------------------------------------------------------
+# using the results
+# -------------------------------------------------------------------------------------------------------
+def _best_record(database, func, target):
+    if database is None:
+        raise TypeError("a database (a path or a tunefarm.Database) is needed")
+    db = open_database(database)
+    pf = as_prim_func(func)
+    target_str = None if target is None else str(resolve_target(target))
+    try:
+        return pf, db.best(workload_key(pf), target=target_str)
+    except UnknownWorkloadError:
+        return pf, None
+
+
+def best_schedule(database, func, target=None):
+    """The best stored trace of ``func`` replayed into a Schedule, or None when nothing is stored.
+
+    ``target=None`` uses the target the workload was tuned for (an error if it was tuned for several).
+    """
+    pf, rec = _best_record(database, func, target)
+    return None if rec is None else Trace.from_json(rec.trace_json).replay(pf)
+
+
+def compile_tir(database, func, target=None):
+    """Build ``func`` with its best stored schedule (the course's ``ms.tir_integration.compile_tir``).
+
+    Returns a runtime Module: ``mod["main"](*arrays)``. ``target=None`` builds for the target the workload was
+    tuned for. Raises ``SearchError`` when the database has no successful record of this workload (on this
+    target).
+    """
+    pf, rec = _best_record(database, func, target)
+    if rec is None:
+        where = "" if target is None else f" for target {str(resolve_target(target))!r}"
+        raise SearchError(f"no successful tuning record of this workload{where} in "
+                          f"{getattr(database, 'path', database)!r}; tune it first")
+    sch = Trace.from_json(rec.trace_json).replay(pf)
+    return build(sch.mod["main"], resolve_target(target) if target is not None else Target(rec.target))

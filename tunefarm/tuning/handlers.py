@@ -1,0 +1,74 @@
+"""The tuning job's work on a farm worker: search requests, measuring picked programs, training the model.
+
+Each handler is a plain function ``(payload, ctx) -> JSON-able`` that a worker imports by name
+(``"tunefarm.tuning.handlers:search"``) the first time the driver sends it work (see ``farm/work.py``). Per
+worker process, ``ctx.state`` keeps the tasks rebuilt from their specs (``search.generate.TaskCache``: the
+workload, the space, the programs this worker produced) and the measurer, so:
+
+- ``search`` runs a search request (``search.generate``) for a task;
+- ``measure`` measures a picked program, taking its scheduled function from the task's cache when this worker
+  produced it (the driver sends the work there when it can), and replaying its trace only otherwise;
+- ``train`` fits the cost model on the packed samples (``search.model_training.fit``).
+"""
+from __future__ import annotations
+
+import json
+
+from ..farm.measure import Measurer
+from ..farm.result import MeasureResult, MeasureStatus
+from ..schedule import Trace
+from ..search.generate import TaskCache, generate
+from ..search.model_training import fit
+from ..target import Target
+
+TASKS_PER_WORKER = 16  # rebuilt tasks a worker keeps (a model has a few; more than this is a new job)
+
+
+def task_cache(task_digest: str, ctx) -> TaskCache:
+    """The task named by ``task_digest`` on this worker, rebuilt from its spec and workload on first use."""
+    tasks = ctx.state.setdefault("tunefarm.tasks", {})
+    cache = tasks.get(task_digest)
+    if cache is None:
+        spec = json.loads(ctx.shared[f"task:{task_digest}"])
+        cache = TaskCache.from_spec(spec, ctx.shared[f"workload:{spec['key']}"])
+        if len(tasks) >= TASKS_PER_WORKER:
+            tasks.pop(next(iter(tasks)))
+        tasks[task_digest] = cache
+    return cache
+
+
+def search(payload: dict, ctx) -> dict:
+    """``{"task": digest, "request": {...}}`` -> the reply of ``search.generate.generate``, or
+    ``{"unavailable": why}`` when this worker cannot rebuild the task (its space cannot be imported here)."""
+    try:
+        cache = task_cache(payload["task"], ctx)
+    except Exception as e:  # noqa: BLE001 - the driver then samples the space itself
+        return {"unavailable": f"{type(e).__name__}: {e}"[:500]}
+    return generate(cache, payload["request"])
+
+
+def measure(payload: dict, ctx) -> dict:
+    """Measure one picked program: ``{"task", "hash", "trace", "target", "settings"}`` -> a MeasureResult dict."""
+    cache = task_cache(payload["task"], ctx)
+    measurer = ctx.state.get("tunefarm.measurer")
+    if measurer is None:
+        measurer = ctx.state["tunefarm.measurer"] = Measurer(ctx.lock_path)
+    func = cache.scheduled(payload["hash"])
+    replayed = func is None
+    if replayed:
+        try:
+            func = Trace.from_json(json.loads(payload["trace"])).replay(cache.task.func).mod["main"]
+        except Exception as e:  # noqa: BLE001 - a trace that no longer replays is this candidate's build error
+            text = f"trace replay: {type(e).__name__}: {e}"[:2000]
+            return {"result": MeasureResult(MeasureStatus.BUILD_ERROR, [], 0.0, text, measurer.host).to_dict(),
+                    "replayed": True}
+    before = measurer.compiles
+    result = measurer.measure_func(cache.task.key, cache.task.func, func, Target(payload["target"]),
+                                   payload["settings"], ctx.progress)
+    ctx.count_compiles(measurer.compiles - before)
+    return {"result": result.to_dict(), "replayed": replayed}
+
+
+def train(payload: dict, ctx) -> dict:
+    """Fit the cost model on the samples ``XGBCostModel.training_payload`` packed."""
+    return fit(payload)

@@ -1,0 +1,228 @@
+"""The tuning job: an asynchronous, streaming loop that keeps every worker of the farm busy.
+
+There are no rounds to wait for. The driver keeps about ``farm.capacity`` work items in flight (two per worker)
+and, whenever one finishes, hands the farm the next: a *measurement* of the best candidate of the task the
+scheduler chose, a *search request* for a task whose pool needs candidates (the search runs on the workers,
+see ``search/generate.py``), or a *training* of the cost model (on a worker too, so the search never waits for
+XGBoost; the search scores with the newest finished model and every record says which version chose it).
+
+The driver keeps only what must be central: per task the population, the pool of scored candidates and the
+dedup set (seeded from the database, so a resumed job measures nothing twice), the cost model's samples and
+its batched predictions, the database writes, and the task scheduler. Results are committed in small
+transactions as they arrive, so a killed job loses at most what was in flight.
+
+The task scheduler works on rounds of ``trials_per_round`` measurements as before (``search/task_scheduler``):
+a task chosen by the scheduler gets the next measurement slots until its round is handed out; a slot whose
+task has no candidate ready yet goes to a task that has one. Every task gets a first round before gradients
+decide.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+from ..database import Record
+from ..farm import DoneStatus, Work
+from ..farm.result import MeasureResult, MeasureStatus
+from ..search.progress import Progress
+from .job_task import JobTask
+
+log = logging.getLogger("tunefarm.tuning")
+
+MEASURE_HANDLER = "tunefarm.tuning.handlers:measure"
+TRAIN_HANDLER = "tunefarm.tuning.handlers:train"
+TRAIN_TIMEOUT_S = 600.0
+POLL_S = 5.0                 # longest wait for the farm between checks (faults are handled inside poll)
+_LOST = {DoneStatus.LOST: MeasureStatus.WORKER_LOST, DoneStatus.TIMEOUT: MeasureStatus.TIMEOUT,
+         DoneStatus.ERROR: MeasureStatus.RUN_ERROR}
+
+
+class TuningJob:
+    """Runs the tasks of one job on a farm (see module doc). ``run(n)`` measures up to ``n`` new programs."""
+
+    def __init__(self, tasks: list[JobTask], target, db, farm, model, scheduler, *, job_id: int,
+                 trials_per_round: int, timeout_s, measure: dict, early_stop: float | None, progress: Progress):
+        self.tasks, self.target, self.db, self.farm = tasks, str(target), db, farm
+        self.model, self.scheduler, self.job_id = model, scheduler, job_id
+        self.trials_per_round = trials_per_round
+        self.timeout_s, self.measure, self.early_stop = timeout_s, measure, early_stop
+        self.progress = progress
+        self.budget = 0
+        self.submitted = 0
+        self.new_trials = 0
+        self.training = False
+        self.current: JobTask | None = None
+        self.current_picks = 0
+        self.pending_records: list[Record] = []
+        self.busy_secs = 0.0
+        self.replays = 0            # measurements whose program was not cached on the worker that measured it
+        self.search_cpu = 0.0       # driver CPU choosing and scoring candidates
+        self.model_cpu = 0.0        # driver CPU installing models
+
+    # -- the loop --------------------------------------------------------------------------------------------
+    def run(self, budget: int) -> None:
+        self.budget = budget
+        try:
+            while self._measuring():
+                self._fill()
+                if not self.farm.pending:
+                    break
+                for d in self.farm.poll(POLL_S):
+                    self._done(d)
+                self._commit()
+            self._drain()
+        finally:
+            self._commit()
+            for t in self.tasks:
+                if t.round_results:
+                    self._close_round(t)
+
+    def _measuring(self) -> bool:
+        """Measurements are still in flight, or could still be handed out."""
+        if any(t.measures_in_flight for t in self.tasks):
+            return True
+        return self.submitted < self.budget and any(t.open() for t in self.tasks)
+
+    def _drain(self) -> None:
+        """Wait for search and training work still in flight (its results are no longer needed)."""
+        while self.farm.pending:
+            for d in self.farm.poll(POLL_S):
+                if d.work.tag[0] == "search":
+                    d.work.tag[1].requests_in_flight -= 1
+                elif d.work.tag[0] == "train":
+                    self.training = False
+
+    def _fill(self) -> None:
+        while self.farm.pending < self.farm.capacity:
+            work = self._next_work()
+            if work is None:
+                return
+            self.farm.put(work)
+
+    def _next_work(self) -> Work | None:
+        if not self.training and self.model.wants_training():
+            self.training = True
+            return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S, tag=("train",))
+        if self.submitted < self.budget:
+            t0 = time.thread_time()
+            t = self._task_to_measure()
+            entry = t.search.pick() if t is not None else None
+            self.search_cpu += time.thread_time() - t0
+            if entry is not None:
+                return self._measure_work(t, entry)
+        cap = max(2, self.farm.capacity // 2)
+        for t in self._search_order():
+            if t.wants_search(cap):
+                t0 = time.thread_time()
+                try:
+                    work = t.search_work()
+                except Exception as e:  # noqa: BLE001 - a space that fails in the driver ends its task
+                    t.search.error = str(e)
+                    log.error("%s", e)
+                    continue
+                finally:
+                    self.search_cpu += time.thread_time() - t0
+                if isinstance(work, dict):  # searched here: the reply is ready
+                    t.search_done(work, "")
+                    return self._next_work()
+                return work
+        return None
+
+    def _search_order(self) -> list[JobTask]:
+        """The current task first, then the others by how few candidates they hold."""
+        rest = sorted((t for t in self.tasks if t is not self.current), key=lambda t: len(t.search.pool))
+        return ([self.current] if self.current is not None else []) + rest
+
+    # -- scheduling --------------------------------------------------------------------------------------------
+    def _task_to_measure(self) -> JobTask | None:
+        for t in self.tasks:
+            t.state.done = not t.open() and not t.measures_in_flight
+        cur = self.current
+        if cur is None or self.current_picks >= self.trials_per_round or not cur.open():
+            states = [t.state for t in self.tasks]
+            for t, st in zip(self.tasks, states):
+                st.done = not t.open()
+            i = self.scheduler.next_task(states)
+            self.current = cur = None if i is None else self.tasks[i]
+            self.current_picks = 0
+        if cur is not None and cur.search.pool and cur.budget_left():
+            self.current_picks += 1
+            return cur
+        for t in self.tasks:  # the chosen task has nothing ready: do not let the slot idle
+            if t.open() and t.search.pool:
+                return t
+        return None
+
+    # -- work items ----------------------------------------------------------------------------------------------
+    def _measure_work(self, t: JobTask, entry) -> Work:
+        best = t.state.best_latency
+        stop = self.early_stop * best if self.early_stop and math.isfinite(best) and best > 0 else None
+        settings = dict(self.measure, check=True, stop_above_s=stop)
+        timeout = self.timeout_s.get(t.name, 10.0) if isinstance(self.timeout_s, dict) else self.timeout_s
+        t.measures_in_flight += 1
+        t.state.inflight = 1
+        t.submitted += 1
+        self.submitted += 1
+        payload = {"task": t.digest, "hash": entry.hash, "trace": entry.trace, "target": self.target,
+                   "settings": settings}
+        return Work(MEASURE_HANDLER, payload, timeout_s=timeout, prefer=entry.worker or None, shared=t.shared,
+                    tag=("measure", t, entry, self.model.version))
+
+    def _done(self, d) -> None:
+        kind = d.work.tag[0]
+        self.busy_secs += d.busy_secs
+        if kind == "measure":
+            self._measured(d)
+        elif kind == "search":
+            t = d.work.tag[1]
+            t.requests_in_flight -= 1
+            t0 = time.thread_time()
+            t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
+            self.search_cpu += time.thread_time() - t0
+            if t.error:
+                log.error("%s", t.error)
+        elif kind == "train":
+            self.training = False
+            if d.status is DoneStatus.OK:
+                t0 = time.thread_time()
+                self.model.install(d.value)
+                self.model_cpu += time.thread_time() - t0
+            else:
+                log.warning("cost model training failed (%s): %s", d.status.value, d.error)
+
+    def _measured(self, d) -> None:
+        _, t, entry, version = d.work.tag
+        t.measures_in_flight -= 1
+        t.state.inflight = 1 if t.measures_in_flight else 0
+        if d.status is DoneStatus.OK:
+            result = MeasureResult.from_dict(d.value["result"])
+            self.replays += bool(d.value.get("replayed"))
+        else:
+            result = MeasureResult(_LOST[d.status], [], 0.0, d.error, d.host)
+        lat = min(result.run_secs) if result.ok else None  # learning uses the fastest repeat
+        t.search.measured_result(entry, lat)
+        self.model.add([entry.features], [t.key], [lat])
+        self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
+                                           t.state.trials))
+        t.state.trials += 1
+        if result.ok:
+            t.state.best_latency = min(t.state.best_latency, result.median_secs)
+        elif result.error:
+            log.debug("task %s: %s: %s", t.name, result.status.value, result.error.splitlines()[0][:300])
+        self.new_trials += 1
+        t.round_results += 1
+        if t.round_results >= self.trials_per_round:
+            self._close_round(t)
+
+    def _close_round(self, t: JobTask) -> None:
+        """A round's worth of results: the scheduler's history and the progress table."""
+        t.state.trials -= t.round_results
+        t.state.record_round(t.round_results, t.state.best_latency)
+        n, t.round_results = t.round_results, 0
+        self.progress.round(self.tasks.index(t), n)
+
+    def _commit(self) -> None:
+        if self.pending_records:
+            records, self.pending_records = self.pending_records, []
+            self.db.commit_records(records)

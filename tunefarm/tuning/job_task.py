@@ -1,0 +1,132 @@
+"""One task of a tuning job as the driver sees it: its search state, its spec for the workers, its counters.
+
+A task's search work goes to the workers as requests about the task named by its *spec digest*; the spec (a
+small JSON text) and the workload's JSON travel once per worker as the farm's shared texts. A space that no
+worker can import (a function defined in ``__main__``, a closure) is sampled here: the driver runs the space
+for fresh designs and the workers replay, postprocess, hash, featurize, mutate and measure them. A task whose
+postprocessors cannot be described as data runs its whole search here (``local`` reply cache).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+
+from ..farm import Work
+from ..ir.serialize import to_json
+from ..schedule import ScheduleError
+from ..search.errors import SearchError
+from ..search.evolution import EvolutionConfig, TaskSearch
+from ..search.generate import TaskCache, generate
+from ..search.task import TuneTask
+from ..search.task_spec import postprocs_spec, space_spec, spec_digest
+
+log = logging.getLogger("tunefarm.tuning")
+
+SEARCH_HANDLER = "tunefarm.tuning.handlers:search"
+REQUEST_MIN, REQUEST_MAX = 8, 32   # candidates per search request (bounds the reply's latency and size)
+SEARCH_TIMEOUT_S = 300.0           # one search request (a few dozen candidates) never takes minutes
+MAX_SEARCH_FAILURES = 3            # failed search requests in a row before the task ends with the error
+
+
+class JobTask:
+    """A workload being tuned: ``tune_task`` (replay + postprocess on this side), ``search`` (the evolution)."""
+
+    def __init__(self, tune_task: TuneTask, n_cores: int, model, strategy: str, config: EvolutionConfig | None,
+                 seed: int):
+        self.tune_task = tune_task
+        self.name, self.key, self.state = tune_task.name, tune_task.key, tune_task.state
+        self.search = TaskSearch(self.name, self.key, model, config, seed, strategy)
+        self.workload_text = json.dumps(to_json(tune_task.func), separators=(",", ":"))
+        posts = postprocs_spec(tune_task.postprocs)
+        spec = {"key": self.key, "name": self.name, "space": space_spec(tune_task.space), "postprocs": posts,
+                "n_cores": n_cores}
+        self.digest = spec_digest(spec)
+        self.shared = {f"task:{self.digest}": json.dumps(spec, separators=(",", ":")),
+                       f"workload:{self.key}": self.workload_text}
+        self.samples_here = spec["space"] is None
+        self.local = TaskCache(tune_task, n_cores) if posts is None else None
+        self.requests_in_flight = 0
+        self.measures_in_flight = 0
+        self.search_failures = 0
+        self.submitted = 0          # measurements put on the farm by this job
+        self.round_results = 0      # results since the task's last round closed
+        self.max_trials: float = math.inf
+
+    # -- state -------------------------------------------------------------------------------------------
+    @property
+    def error(self) -> str | None:
+        return self.search.error
+
+    def budget_left(self) -> bool:
+        return self.state.trials + self.measures_in_flight < self.max_trials
+
+    def open(self) -> bool:
+        """Still searching and measuring (no error, space not used up, budget left)."""
+        if self.error is not None or not self.budget_left():
+            return False
+        return not self.search.exhausted(self.requests_in_flight)
+
+    def wants_search(self, cap: int) -> bool:
+        if self.requests_in_flight >= cap or not self.open():
+            return False
+        pool = len(self.search.pool)
+        return self.search.credit >= REQUEST_MIN or (pool < REQUEST_MIN and self.requests_in_flight == 0)
+
+    # -- search work -------------------------------------------------------------------------------------
+    def search_work(self) -> Work | dict:
+        """The next search request: a farm ``Work`` item, or (for a task searched here) its reply."""
+        n = int(min(REQUEST_MAX, max(REQUEST_MIN, self.search.credit)))
+        self.search.credit -= n
+        request = self.search.request(n)
+        if self.samples_here and request.get("fresh"):
+            request["designs"] = self.sample_designs(request.pop("fresh"), request["seed"])
+        return self._send(request)
+
+    def search_request_for_designs(self, designs: list[str]) -> Work | dict:
+        """Replay and describe these trace texts (a resumed job's stored records)."""
+        return self._send({"designs": designs, "seed": 0})
+
+    def _send(self, request: dict) -> Work | dict:
+        if self.local is not None:
+            return generate(self.local, request)
+        self.requests_in_flight += 1
+        return Work(SEARCH_HANDLER, {"task": self.digest, "request": request}, timeout_s=SEARCH_TIMEOUT_S,
+                    shared=self.shared, tag=("search", self))
+
+    def sample_designs(self, n: int, seed: int) -> list[str]:
+        """``n`` designs sampled here (a space the workers cannot import); failures are counted as invalid."""
+        rng = random.Random(seed)
+        out = []
+        t = self.tune_task
+        for _ in range(max(1, 2 * n)):
+            if len(out) >= n:
+                break
+            try:
+                sch = t.space.sample(t.func, rng.randrange(1 << 62))
+            except ScheduleError as e:
+                self.search.n_invalid += 1
+                self.search.reasons[f"space: {e}".split("\n")[0][:160]] += 1
+                continue
+            except Exception as e:  # noqa: BLE001 - a bug in a user's schedule function ends the task
+                raise SearchError(f"task {self.name!r}: the space {t.space.name!r} raised "
+                                  f"{type(e).__name__}: {e}") from e
+            out.append(json.dumps(sch.trace.as_json(), separators=(",", ":")))
+        return out
+
+    def search_done(self, reply: dict | None, worker: str, failure: str | None = None) -> int:
+        """A search reply (or why there is none); returns the number of new candidates."""
+        if reply is not None and reply.get("unavailable"):
+            log.warning("task %s: the workers cannot load its space (%s); sampling it in the driver",
+                        self.name, reply["unavailable"])
+            self.samples_here = True
+            return 0
+        if reply is None:
+            self.search_failures += 1
+            log.warning("task %s: search work failed: %s", self.name, failure)
+            if self.search_failures >= MAX_SEARCH_FAILURES:
+                self.search.error = f"task {self.name!r}: search work failed {self.search_failures} times: {failure}"
+            return 0
+        self.search_failures = 0
+        return self.search.receive(reply, worker)
