@@ -1,7 +1,7 @@
 """LocalFarm process isolation with simulated measurements: every failure status, crashes, hangs, recycling.
 
-The simulated measurer (tunefarm/farm/simulate.py) fails for real: ``segfault`` dereferences NULL in the worker
-process, ``hang`` never returns. The farm machinery around it is the production one.
+The simulated measure handler (tunefarm/testing/simulate.py) fails for real: ``segfault`` dereferences NULL in
+the worker process, ``hang`` never returns. The farm machinery around it is the production one.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from tunefarm.farm import Candidate, FarmError, LocalFarm, MeasureStatus
 from tunefarm.farm.measure_lock import HostMeasureLock
-from tunefarm.farm.simulate import simulated_trace
+from tunefarm.testing.simulate import SIMULATE, simulated_trace
 from tunefarm.target import Target
 
 HOST = str(Target.host())
@@ -28,7 +28,7 @@ def sim(behavior="ok", timeout_s=5.0, **kw) -> Candidate:
 
 @pytest.fixture
 def farm(tmp_path):
-    with LocalFarm(num_workers=2, measurer="simulate", lock_path=str(tmp_path / "lock")) as f:
+    with LocalFarm(num_workers=2, measure_handler=SIMULATE, lock_path=str(tmp_path / "lock")) as f:
         yield f
 
 
@@ -62,7 +62,7 @@ def test_results_stream_in_completion_order(farm):
 def test_lock_wait_is_not_charged_to_the_trial(tmp_path):
     path = str(tmp_path / "lock")
     blocker = HostMeasureLock(path)
-    with LocalFarm(num_workers=1, measurer="simulate", lock_path=path) as farm:
+    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=path) as farm:
         farm.measure([sim("ok")])  # worker up
         blocker.acquire()
         it = farm.submit([sim("ok", timeout_s=0.5)])
@@ -79,7 +79,7 @@ def test_lock_wait_is_not_charged_to_the_trial(tmp_path):
 def test_waiting_longer_than_the_pause_limit_is_a_timeout(tmp_path):
     path = str(tmp_path / "lock")
     blocker = HostMeasureLock(path)
-    with LocalFarm(num_workers=1, measurer="simulate", lock_path=path, pause_limit_s=0.5) as farm:
+    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=path, pause_limit_s=0.5) as farm:
         farm.measure([sim("ok")])
         blocker.acquire()
         try:
@@ -90,7 +90,7 @@ def test_waiting_longer_than_the_pause_limit_is_a_timeout(tmp_path):
 
 
 def test_workers_recycle_after_max_compiles(tmp_path):
-    with LocalFarm(num_workers=1, measurer="simulate", lock_path=str(tmp_path / "l"), max_compiles=3) as farm:
+    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=str(tmp_path / "l"), max_compiles=3) as farm:
         for _ in range(3):
             assert all(r.ok for r in farm.measure([sim("ok")] * 3))
         # each worker retired after its 3rd build; a fresh one is started when the next batch comes
@@ -133,8 +133,8 @@ def test_bad_input_is_refused_up_front(farm):
         farm.measure([other])
     with pytest.raises(ValueError, match="num_workers"):
         LocalFarm(num_workers=0)
-    with pytest.raises(ValueError, match="measurer"):
-        LocalFarm(measurer="nope")
+    with pytest.raises(ValueError, match="handler"):
+        LocalFarm(measure_handler="os:system")
     farm.close()
     with pytest.raises(FarmError, match="closed"):
         farm.measure([sim()])
@@ -144,8 +144,8 @@ def test_a_script_without_main_guard_can_use_the_farm(tmp_path):
     script = tmp_path / "user_script.py"
     script.write_text(textwrap.dedent(f"""
         from tunefarm.farm import Candidate, LocalFarm
-        from tunefarm.farm.simulate import simulated_trace
-        farm = LocalFarm(num_workers=2, measurer="simulate", lock_path={str(tmp_path / 'l')!r})
+        from tunefarm.testing.simulate import SIMULATE, simulated_trace
+        farm = LocalFarm(num_workers=2, measure_handler=SIMULATE, lock_path={str(tmp_path / 'l')!r})
         res = farm.measure([Candidate("k", {{}}, simulated_trace(), {HOST!r})] * 3)
         farm.close()
         print("STATUSES", [r.status.value for r in res])
@@ -157,6 +157,6 @@ def test_a_script_without_main_guard_can_use_the_farm(tmp_path):
 
 def test_workers_that_cannot_start_are_a_clear_farm_error(tmp_path):
     bad = str(tmp_path / "no-such-dir" / "lock")
-    with LocalFarm(num_workers=1, measurer="simulate", lock_path=bad) as farm:
+    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=bad) as farm:
         with pytest.raises(FarmError, match="fail to start.*measurement lock file.*no-such-dir"):
             farm.measure([sim("ok")])

@@ -1,24 +1,43 @@
-"""The Farm interface: measure a batch of candidates, in order or as they complete.
+"""The Farm interface: a fault-tolerant executor of work items, and the batch measurement API built on it.
 
 Every farm (LocalFarm: worker processes on this machine; RayFarm: actors on a Ray cluster) promises:
-- exactly one ``MeasureResult`` per submitted candidate, whatever happens to workers;
-- failures are statuses (``build_error``, ``run_error``, ``wrong_result``, ``timeout``, ``worker_lost``);
+- ``put(work)`` / ``poll()``: every put item ends in exactly one ``Done`` (work.py), whatever happens to workers;
+- ``submit`` / ``measure``: exactly one ``MeasureResult`` per candidate; failures are statuses (``build_error``,
+  ``run_error``, ``wrong_result``, ``timeout``, ``worker_lost``);
 - ``farm.target`` is the CPU target it measures on; candidates for another CPU are refused up front.
+
+The batch API is written once here, on top of ``put`` / ``poll`` with the farm's measure handler; the
+subclasses own their workers: queueing and dispatch (``_enqueue``), waiting for and handling their events
+(``_drive``), and dropping an abandoned batch (``_abandon``).
 """
 from __future__ import annotations
 
 import abc
 import contextlib
 import dataclasses
+import json
+import socket
+import time
 from collections.abc import Iterator, Sequence
 
 from .candidate import Candidate
-from .result import MeasureResult
+from .dispatch import Item
+from .result import MeasureResult, MeasureStatus
+from .work import Done, DoneStatus, Work, check_handler_name
+
+MEASURE_HANDLER = "tunefarm.farm.measure:measure_candidate"
+_MAX_ERROR_TEXT = 2000
 
 
 @dataclasses.dataclass
 class FarmStats:
-    """Counters of a farm's life; ``driver_cpu_secs`` is the CPU the driver (this process) spent in submit."""
+    """Counters of a farm's life.
+
+    ``submitted`` / ``completed``: items put / returned by poll (a batch puts one per candidate);
+    ``driver_cpu_secs``: CPU this process spent in put, poll and the batch API; ``busy_secs``: seconds handlers
+    ran on workers; ``worker_secs``: seconds workers were alive and ready (so ``busy_fraction`` is how well the
+    workers were fed); ``by_status``: returned items per ``DoneStatus`` value.
+    """
 
     submitted: int = 0
     completed: int = 0
@@ -30,24 +49,75 @@ class FarmStats:
     workers_recycled: int = 0
     max_in_flight: int = 0
     driver_cpu_secs: float = 0.0
+    busy_secs: float = 0.0
+    worker_secs: float = 0.0
+    by_status: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def driver_cpu_per_trial(self) -> float:
         return self.driver_cpu_secs / self.completed if self.completed else 0.0
+
+    @property
+    def busy_fraction(self) -> float:
+        return self.busy_secs / self.worker_secs if self.worker_secs > 0 else 0.0
 
 
 class FarmError(RuntimeError):
     """The farm itself cannot work (no worker could start, no node matches the target...)."""
 
 
-class Farm(abc.ABC):
-    """Builds, validates and times candidates. Use as a context manager (or call ``close``)."""
+class Uptime:
+    """Seconds workers were alive and ready, summed over workers (``FarmStats.worker_secs``)."""
 
-    def __init__(self) -> None:
+    def __init__(self):
+        self._since: dict[int, float] = {}
+        self._total = 0.0
+
+    def up(self, worker) -> None:
+        self._since.setdefault(id(worker), time.monotonic())
+
+    def down(self, worker) -> None:
+        t = self._since.pop(id(worker), None)
+        if t is not None:
+            self._total += time.monotonic() - t
+
+    def total(self) -> float:
+        now = time.monotonic()
+        return self._total + sum(now - t for t in self._since.values())
+
+
+def measure_result(done: Done, host: str) -> MeasureResult:
+    """What a measure item's ``Done`` means for its candidate."""
+    if done.status is DoneStatus.OK:
+        try:
+            return MeasureResult.from_dict(done.value)
+        except (TypeError, KeyError, ValueError, AttributeError) as e:
+            text = f"internal error in the worker: the measure handler returned no MeasureResult ({e})"
+            return MeasureResult(MeasureStatus.RUN_ERROR, [], 0.0, text[:_MAX_ERROR_TEXT], done.host or host)
+    if done.status is DoneStatus.ERROR:
+        status, text = MeasureStatus.RUN_ERROR, f"internal error in the worker: {done.error}"
+    else:
+        status = MeasureStatus.TIMEOUT if done.status is DoneStatus.TIMEOUT else MeasureStatus.WORKER_LOST
+        text = done.error or ""
+    return MeasureResult(status, [], 0.0, text[:_MAX_ERROR_TEXT], done.host or host)
+
+
+class Farm(abc.ABC):
+    """Runs work items on workers. Use as a context manager (or call ``close``)."""
+
+    def __init__(self, measure_handler: str = MEASURE_HANDLER):
+        check_handler_name(measure_handler)
+        self.measure_handler = measure_handler
         self.stats = FarmStats()
         self._closed = False
-        self._busy = False
+        self._busy = False                      # a batch owns the farm
         self._target_cache: dict[str, bool] = {}
+        self._items: dict[int, Item] = {}       # put and not yet returned by poll
+        self._finished: list[Done] = []
+        self._shared_texts: dict[str, str] = {}
+        self._next_ticket = 0
+        self._uptime = Uptime()
+        self._driver_host = socket.gethostname()
 
     @property
     @abc.abstractmethod
@@ -57,11 +127,128 @@ class Farm(abc.ABC):
     @property
     @abc.abstractmethod
     def num_workers(self) -> int:
-        """How many workers measure in parallel right now."""
+        """How many workers run items in parallel right now."""
+
+    @property
+    @abc.abstractmethod
+    def capacity(self) -> int:
+        """Items that can run or sit queued on workers right now (live workers x ``inflight_per_worker``)."""
+
+    @property
+    def pending(self) -> int:
+        """Items put and not yet returned by ``poll``."""
+        return len(self._items)
+
+    # ------------------------------------------------------------------ streaming
+    def put(self, work: Work) -> int:
+        """Queue ``work`` (dispatched at once if a worker has room); returns its ticket."""
+        self._check_streaming()
+        cpu0 = time.process_time()
+        try:
+            return self._put(work)
+        finally:
+            self.stats.driver_cpu_secs += time.process_time() - cpu0
+
+    def poll(self, timeout_s: float | None = None) -> list[Done]:
+        """Wait up to ``timeout_s`` (None: as long as it takes; 0: just collect) for at least one item to
+        finish, handling every fault on the way, and return all items that finished."""
+        self._check_streaming()
+        cpu0 = time.process_time()
+        try:
+            return self._poll(timeout_s)
+        finally:
+            self.stats.driver_cpu_secs += time.process_time() - cpu0
+
+    def _check_streaming(self) -> None:
+        if self._closed:
+            raise FarmError("this farm is closed")
+        if self._busy:
+            raise FarmError("a batch is being measured on this farm; finish iterating it before put / poll")
+
+    def _put(self, work: Work) -> int:
+        if not isinstance(work, Work):
+            raise TypeError(f"put takes a tunefarm.farm.Work, got {type(work).__name__}")
+        work.check()
+        try:
+            payload_text = json.dumps(work.payload, separators=(",", ":"))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Work.payload must be JSON-able data: {e}") from None
+        for key, text in (work.shared or {}).items():
+            known = self._shared_texts.get(key)
+            if known is None:
+                self._shared_texts[key] = text
+                self._add_shared(key, text)
+            elif known is not text and known != text:
+                raise ValueError(f"shared key {key!r} was given a different text before; a key names one text "
+                                 "for the farm's life")
+        self._next_ticket += 1
+        item = Item(self._next_ticket, work, payload_text, prefer=work.prefer)
+        self._items[item.ticket] = item
+        self.stats.submitted += 1
+        self._enqueue(item)
+        return item.ticket
+
+    def _poll(self, timeout_s: float | None) -> list[Done]:
+        if timeout_s is not None and timeout_s < 0:
+            raise ValueError(f"poll timeout_s must be >= 0 or None, got {timeout_s!r}")
+        if self._items and not self._finished:
+            self._drive(timeout_s)
+        out, self._finished = self._finished, []
+        for d in out:
+            del self._items[d.ticket]
+            self.stats.completed += 1
+            self.stats.busy_secs += d.busy_secs
+            self.stats.by_status[d.status.value] = self.stats.by_status.get(d.status.value, 0) + 1
+            if d.status is DoneStatus.LOST:
+                self.stats.worker_lost += 1
+            elif d.status is DoneStatus.TIMEOUT:
+                self.stats.timeouts += 1
+        self.stats.worker_secs = self._uptime.total()
+        return out
+
+    def _finish(self, item: Item, status: DoneStatus, value=None, error: str | None = None, worker: str = "",
+                host: str = "", busy_secs: float = 0.0) -> None:
+        """Record the one ``Done`` of ``item`` (returned by the next poll)."""
+        if item.done:
+            raise FarmError(f"internal error: item {item.ticket} finished twice")
+        item.done = True
+        if error is not None:
+            error = error[:_MAX_ERROR_TEXT]
+        self._finished.append(Done(item.ticket, item.work, status, value, error, worker,
+                                   host or self._driver_host, busy_secs))
+
+    # --- what a farm implements
+    @abc.abstractmethod
+    def _enqueue(self, item: Item) -> None:
+        """Queue a new item and hand it to a worker if one has room."""
 
     @abc.abstractmethod
+    def _drive(self, timeout_s: float | None) -> None:
+        """Handle worker events until an item finished (``self._finished``) or ``timeout_s`` passed."""
+
+    @abc.abstractmethod
+    def _abandon(self) -> None:
+        """Drop every pending item: the batch that put them stopped early; no stale reply may come back."""
+
+    def _add_shared(self, key: str, text: str) -> None:
+        """A shared text the farm sees for the first time (RayFarm stores it in the object store)."""
+
+    def _measured(self, result: MeasureResult, candidate: Candidate) -> None:
+        """A batch candidate's result (RayFarm records it in its metrics)."""
+
+    # ------------------------------------------------------------------ the batch API
     def submit(self, candidates: Sequence[Candidate]) -> Iterator[tuple[int, MeasureResult]]:
-        """Yield ``(index, result)`` for every candidate, in completion order."""
+        """Yield ``(index, result)`` for every candidate, in completion order.
+
+        The candidates are put (and dispatched) before this returns; the iterator owns the farm until it is
+        consumed or closed (closing it, or dropping it, stops what is still running)."""
+        cands = self._check_candidates(candidates)
+        if self._items:
+            raise FarmError(f"{len(self._items)} items put on this farm are still pending; poll them all "
+                            "before measuring a batch")
+        batch = self._run_batch(cands)
+        next(batch)  # run it up to its first yield: the candidates are put, and closing it now cleans up
+        return batch
 
     def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
         """Measure all candidates; results in the candidates' order."""
@@ -75,8 +262,40 @@ class Farm(abc.ABC):
             raise FarmError(f"farm returned no result for candidates {missing[:10]}")
         return results  # type: ignore[return-value]
 
+    def _run_batch(self, cands: list[Candidate]) -> Iterator[tuple[int, MeasureResult] | None]:
+        with self._batch():
+            cpu0 = time.process_time()
+            try:
+                texts: dict[str, str] = {}
+                for i, c in enumerate(cands):
+                    text = texts.get(c.workload_key)
+                    if text is None:
+                        text = texts[c.workload_key] = c.with_workload_text().workload_json
+                    self._put(Work(self.measure_handler, list(c.to_wire("")), c.timeout_s,
+                                   shared={c.workload_key: text}, tag=i))
+                self.stats.driver_cpu_secs += time.process_time() - cpu0
+                yield None  # (submit's own step: the batch is on the farm)
+                cpu0 = time.process_time()
+                left = len(cands)
+                while left:
+                    for done in self._poll(None):
+                        left -= 1
+                        i = done.work.tag
+                        r = measure_result(done, self._driver_host)
+                        self._measured(r, cands[i])
+                        self.stats.driver_cpu_secs += time.process_time() - cpu0
+                        yield i, r
+                        cpu0 = time.process_time()
+            finally:
+                if self._items:  # abandoned mid-batch (the consumer stopped, Ctrl-C) or a FarmError
+                    self._abandon()
+                    self._items.clear()
+                    self._finished.clear()
+                self.stats.driver_cpu_secs += time.process_time() - cpu0
+
     def close(self) -> None:
         self._closed = True
+        self.stats.worker_secs = self._uptime.total()
 
     def __enter__(self):
         return self
@@ -84,7 +303,7 @@ class Farm(abc.ABC):
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- helpers for subclasses
+    # --- helpers
     def _check_candidates(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         if self._closed:
             raise FarmError("this farm is closed")
@@ -99,7 +318,7 @@ class Farm(abc.ABC):
 
     @contextlib.contextmanager
     def _batch(self):
-        """One batch at a time: the workers are shared, so two interleaved batches would mix their replies."""
+        """One batch at a time: a batch owns the farm until it is consumed."""
         if self._busy:
             raise FarmError("a batch is already being measured on this farm; finish iterating it first")
         self._busy = True

@@ -123,6 +123,19 @@ class Candidate:
             raise CandidateError(f"a wire candidate is a {_WIRE_FIELDS}-tuple made by Candidate.to_wire")
         return cls(*wire)
 
+    @classmethod
+    def from_payload(cls, payload: list, shared) -> "Candidate":
+        """The candidate of a measure work item: its wire form (``to_wire("")``), whose workload text travels
+        in the item's shared texts under the workload key (each worker receives it once)."""
+        if not isinstance(payload, list) or not payload or not isinstance(payload[0], str):
+            raise CandidateError("a measure payload is the list Candidate.to_wire('') makes")
+        wire = list(payload)
+        try:
+            wire[1] = shared[wire[0]]
+        except KeyError:
+            raise CandidateError(f"the workload text of {wire[0]!r} did not reach this worker") from None
+        return cls.from_wire(wire)
+
     def with_workload_text(self) -> "Candidate":
         """A copy whose workload is JSON text (what farms send)."""
         if isinstance(self.workload_json, str):

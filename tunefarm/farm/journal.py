@@ -17,6 +17,11 @@ import uuid
 
 _KEEP = 16  # entries kept: more than the calls one actor has queued (inflight_per_worker)
 
+# The one fault-drill hook in the worker runtime: a handler that sets this key in ``WorkerContext.state`` makes
+# the Ray worker exit right after journalling the item's result, before Ray sends the reply (the lost reply the
+# journal exists for; nothing else produces it on demand). tunefarm.testing's drills set it; nothing else does.
+DRILL_EXIT_AFTER_JOURNAL = "tunefarm.farm.journal:drill_exit_after_journal"
+
 
 def journal_dir() -> str:
     """The Ray session's directory on this node (rotated with the session), else the temp directory."""

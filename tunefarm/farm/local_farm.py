@@ -1,45 +1,46 @@
-"""LocalFarm: measure candidates in worker processes on this machine.
+"""LocalFarm: run work items in worker processes on this machine.
 
 Why our own small process pool instead of ``ProcessPoolExecutor``: the executor marks the whole pool broken
 when one worker dies (a segfault in JIT code is routine while tuning) and cannot kill the one worker stuck in a
 hung kernel. Here every worker is a fresh interpreter (``python -m tunefarm.farm.local_worker``, so, unlike a
 ``spawn`` child, it never re-imports the user's ``__main__`` script) with a pipe each way, and the parent waits
-on all pipes at once (``multiprocessing.connection.wait``; a dead worker's pipe reads as end-of-file):
-- a worker that dies mid-trial turns that trial into ``worker_lost`` and is replaced; the others go on;
-- a trial past its budget gets its worker SIGKILLed (hung native code ignores everything else) -> ``timeout``;
+on all pipes at once (``select.poll``; a dead worker's pipe reads as end-of-file):
+- a worker that dies mid-item turns that item into LOST and is replaced; the others go on. Items it had queued
+  but not started are re-run elsewhere without blame (a few times);
+- an item past its budget gets its worker SIGKILLed (hung native code ignores everything else) -> TIMEOUT;
 - a worker retires after ``max_compiles`` LLVM builds (llvmlite leaks ~90 KB per optimizer run).
 
-Messages on the pipes are JSON (``send_bytes``), never pickles. The budget excludes time a worker reports as
-paused (waiting for the host measurement lock, computing the workload's reference), capped by
-``pause_limit_s``.
+Each worker has up to ``inflight_per_worker`` items: it starts the next one without a round trip and says
+when an item *starts* (its budget clock starts there). An item queued behind a slow one is taken back
+(``cancel``) when another worker runs out of work, so a slow item never holds up a fast one.
+
+Messages on the pipes are JSON, never pickles; the parent writes without blocking (a worker busy in a long
+item may not read its pipe for a while). The budget excludes time a worker reports as paused (waiting for the
+host measurement lock, computing the workload's reference), capped by ``pause_limit_s``.
 """
 from __future__ import annotations
 
 import collections
 import json
+import math
 import multiprocessing.connection as mpc
 import os
+import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
 
-from .base import Farm, FarmError
-from .candidate import Candidate
-from .result import MeasureResult, MeasureStatus
+from .base import MEASURE_HANDLER, Farm, FarmError
+from .dispatch import UNBLAMED_REQUEUES, Item, WorkQueue
+from .measure_lock import timing_slots as check_timing_slots
+from .work import DoneStatus
 
 _START_TIMEOUT_S = 120.0
 _MAX_START_FAILURES = 3
-
-
-def _send(conn, obj) -> None:
-    conn.send_bytes(json.dumps(obj, separators=(",", ":")).encode())
-
-
-def _recv(conn):
-    return json.loads(conn.recv_bytes())
+_PAUSED_FOR = {"lock": "the host measurement lock", "reference": "its workload's reference"}
 
 
 def _describe_exit(code: int | None) -> str:
@@ -51,16 +52,27 @@ def _describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
-class _Worker:
-    """Parent-side handle of one worker process and its current trial."""
+class _Sent:
+    """An item sent to a worker under a token (a re-run gets a new token)."""
 
-    def __init__(self, measurer: str, lock_path: str | None):
+    __slots__ = ("item", "token", "cancelling")
+
+    def __init__(self, item: Item, token: int):
+        self.item, self.token, self.cancelling = item, token, False
+
+
+class _Worker:
+    """Parent-side handle of one worker process and the items it was sent (the first one runs)."""
+
+    def __init__(self, preload: str, lock_path: str | None, timing_slots: int | None):
         to_parent_r, to_parent_w = os.pipe()
         to_child_r, to_child_w = os.pipe()
         cmd = [sys.executable, "-m", "tunefarm.farm.local_worker", "--read-fd", str(to_child_r),
-               "--write-fd", str(to_parent_w), "--measurer", measurer]
+               "--write-fd", str(to_parent_w), "--preload", preload]
         if lock_path:
             cmd += ["--lock-path", lock_path]
+        if timing_slots is not None:
+            cmd += ["--timing-slots", str(timing_slots)]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # import what the parent imports
         try:
@@ -70,43 +82,77 @@ class _Worker:
             os.close(to_child_r)
             os.close(to_parent_w)
         self.conn = mpc.Connection(to_parent_r, writable=False)
-        self.out = mpc.Connection(to_child_w, readable=False)
+        self.wfd = to_child_w
+        os.set_blocking(self.wfd, False)
+        self._out = bytearray()
         self.ready = False
+        self.worker_id = ""
         self.compiles = 0
-        self.index: int | None = None      # candidate index being measured
-        self.token: int | None = None
-        self.timeout_s = 0.0
-        self.started = 0.0
-        self.paused_since: float | None = None
-        self.paused_total = 0.0
+        self.retiring = False
+        self.sent: collections.deque[_Sent] = collections.deque()
+        self.shared_keys: set[str] = set()
         self.spawned_at = time.monotonic()
+        self.head_since = 0.0                   # when the first sent item became the next to run
+        self.started: float | None = None       # when it started (None: not yet)
+        self.paused_since: float | None = None
+        self.paused_reason: str | None = None
+        self.paused_total = 0.0
+
+    # --- the pipe to the worker
+    def send(self, obj=None, raw: str | None = None) -> None:
+        data = (raw if raw is not None else json.dumps(obj, separators=(",", ":"))).encode()
+        self._out += struct.pack("!i", len(data)) + data  # the framing of Connection.send_bytes
+        self.flush()
+
+    def flush(self) -> None:
+        try:
+            while self._out:
+                del self._out[:os.write(self.wfd, self._out)]
+        except BlockingIOError:
+            pass  # the pipe is full: the rest goes when it is writable again
+        except OSError:
+            self._out.clear()  # it died: its pipe reads as end-of-file, and that is handled there
 
     @property
-    def busy(self) -> bool:
-        return self.index is not None
+    def wants_write(self) -> bool:
+        return bool(self._out)
 
-    def assign(self, index: int, token: int, wire: tuple, timeout_s: float) -> None:
-        self.index, self.token, self.timeout_s = index, token, timeout_s
-        self.started = time.monotonic()
-        self.paused_since, self.paused_total = None, 0.0
-        _send(self.out, [token, list(wire)])
+    # --- items
+    def assign(self, sent: _Sent, shared: dict[str, str]) -> None:
+        if not self.sent:
+            self._next_head()
+        self.sent.append(sent)
+        item = sent.item
+        self.send(raw='["run",%d,%s,%s,%s]' % (sent.token, json.dumps(item.work.handler), item.payload_text,
+                                               json.dumps(shared, separators=(",", ":"))))
 
-    def clear(self) -> None:
-        self.index = self.token = None
-        self.paused_since = None
+    def _next_head(self) -> None:
+        self.head_since = time.monotonic()
+        self.started = self.paused_since = None
+        self.paused_total = 0.0
 
-    def deadline(self, pause_limit_s: float) -> float:
-        """Monotonic time at which this trial is over budget."""
+    def pop_head(self) -> _Sent:
+        sent = self.sent.popleft()
+        self._next_head()
+        return sent
+
+    def deadline(self, pause_limit_s: float) -> float | None:
+        """Monotonic time at which the running item is over budget (or start-up is too slow)."""
+        if not self.ready:
+            return self.spawned_at + _START_TIMEOUT_S
+        if not self.sent:
+            return None
+        timeout_s = self.sent[0].item.work.timeout_s
+        if self.started is None:  # it should start at once: the worker was idle or just finished one
+            return self.head_since + timeout_s
         if self.paused_since is not None:
             return self.paused_since + pause_limit_s
-        return self.started + self.paused_total + self.timeout_s
+        return self.started + self.paused_total + timeout_s
 
+    # --- the process
     def stop(self) -> None:
-        """Ask the worker to exit after its current trial (it is idle when we do)."""
-        try:
-            _send(self.out, None)
-        except OSError:
-            pass
+        """Ask the worker to exit after its items."""
+        self.send(None)
 
     def exit_code(self, wait_s: float) -> int | None:
         try:
@@ -124,28 +170,35 @@ class _Worker:
         self.close_pipes()
 
     def close_pipes(self) -> None:
-        for c in (self.conn, self.out):
-            try:
-                c.close()
-            except OSError:
-                pass
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+        try:
+            os.close(self.wfd)
+        except OSError:
+            pass
 
 
 class LocalFarm(Farm):
-    """A pool of measuring processes on this machine.
+    """A pool of worker processes on this machine.
 
     - ``num_workers``: processes (default: one per core; building runs on all of them, timings take the host
       measurement lock so they never overlap);
     - ``target``: the target measured on (default ``Target.host()``);
     - ``max_compiles``: recycle a worker after this many LLVM builds;
-    - ``measurer``: ``"tunefarm"`` (real) or ``"simulate"`` (see simulate.py);
     - ``lock_path``: the host measurement lock file (default: measure_lock.default_lock_path());
-    - ``pause_limit_s``: longest a trial may wait for the lock or its workload's reference.
+    - ``pause_limit_s``: longest an item may stay paused (waiting for the lock or its workload's reference);
+    - ``inflight_per_worker``: items sent to a worker at once (2: it starts the next without a round trip);
+    - ``timing_slots``: timing loops allowed at once on this host (measure_lock.py; default: the workers'
+      ``TUNEFARM_TIMING_SLOTS``, else 1);
+    - ``measure_handler``: the handler the batch API (``submit`` / ``measure``) puts candidates to.
     """
 
     def __init__(self, num_workers: int | None = None, target=None, max_compiles: int = 500,
-                 measurer: str = "tunefarm", lock_path: str | None = None, pause_limit_s: float = 300.0):
-        super().__init__()
+                 lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 2,
+                 timing_slots: int | None = None, measure_handler: str = MEASURE_HANDLER):
+        super().__init__(measure_handler)
         from tunefarm.target import Target
 
         self._target = target if isinstance(target, Target) else Target(target) if target else Target.host()
@@ -154,15 +207,19 @@ class LocalFarm(Farm):
             raise ValueError(f"num_workers must be a positive integer, got {num_workers!r}")
         if not isinstance(max_compiles, int) or max_compiles < 1:
             raise ValueError(f"max_compiles must be an integer >= 1, got {max_compiles!r}")
-        if measurer not in ("tunefarm", "simulate"):
-            raise ValueError(f"unknown measurer {measurer!r}; use 'tunefarm' or 'simulate'")
+        if not isinstance(inflight_per_worker, int) or inflight_per_worker < 1:
+            raise ValueError(f"inflight_per_worker must be an integer >= 1, got {inflight_per_worker!r}")
+        if timing_slots is not None:
+            check_timing_slots(timing_slots)
         self._n = n
         self.max_compiles = max_compiles
-        self.measurer = measurer
         self.lock_path = lock_path
         self.pause_limit_s = float(pause_limit_s)
+        self.inflight_per_worker = inflight_per_worker
+        self.timing_slots = timing_slots
         self._workers: list[_Worker] = []
-        self._retiring: list[_Worker] = []
+        self._retiring: list[_Worker] = []     # told to exit, not yet reaped
+        self._queue = WorkQueue()
         self._next_token = 0
         self._start_failures = 0
         self._host = socket.gethostname()
@@ -176,40 +233,49 @@ class LocalFarm(Farm):
         return self._n
 
     @property
+    def capacity(self) -> int:
+        return self._n * self.inflight_per_worker  # dead or retired workers are replaced at once
+
+    @property
     def worker_pids(self) -> list[int]:
-        """Process ids of the current workers (for diagnostics and fault drills)."""
+        """Process ids of the current workers (what a benchmark reads their CPU time from)."""
         return [w.process.pid for w in self._workers]
 
     # ------------------------------------------------------------------ worker lifecycle
-    def _spawn(self) -> _Worker:
-        w = _Worker(self.measurer, self.lock_path)
-        self.stats.workers_started += 1
-        self._workers.append(w)
-        return w
-
     def _ensure_workers(self) -> None:
-        while len(self._workers) < self._n:
-            self._spawn()
+        """Start workers while items are pending (a farm nobody uses keeps no processes)."""
+        if not self._items:
+            return
+        while sum(1 for w in self._workers if not w.retiring) < self._n:
+            self._workers.append(_Worker(self.measure_handler, self.lock_path, self.timing_slots))
+            self.stats.workers_started += 1
 
     def _start_failed(self, w: _Worker, why: str) -> None:
-        self._remove(w)
+        self._drop(w)
         w.kill()
         self._start_failures += 1
         if self._start_failures >= _MAX_START_FAILURES:
-            raise FarmError(f"measurement workers fail to start ({self._start_failures} times): {why}")
+            raise FarmError(f"workers fail to start ({self._start_failures} times): {why}")
 
-    def _remove(self, w: _Worker) -> None:
+    def _drop(self, w: _Worker) -> None:
+        """Forget a worker that is dead or about to be killed; items it had not started go back in line."""
         if w in self._workers:
             self._workers.remove(w)
+        self._uptime.down(w)
+        for sent in w.sent:
+            self._requeue_unblamed(sent.item)
+        w.sent.clear()
 
-    def _retire(self, w: _Worker) -> None:
-        """Let an idle worker exit on its own."""
-        self._remove(w)
-        w.stop()
-        self._retiring.append(w)
+    def _retire_if_drained(self, w: _Worker) -> None:
+        if w.retiring and not w.sent and w in self._workers:
+            self._workers.remove(w)
+            self._uptime.down(w)
+            w.stop()
+            self._retiring.append(w)
 
     def _reap_retired(self, block: bool = False) -> None:
         for w in list(self._retiring):
+            w.flush()
             if w.exit_code(5 if block else 0) is None:
                 if not block:
                     continue
@@ -217,137 +283,216 @@ class LocalFarm(Farm):
             w.close_pipes()
             self._retiring.remove(w)
 
+    # ------------------------------------------------------------------ dispatch
+    def _enqueue(self, item: Item) -> None:
+        self._queue.push(item)
+        self._ensure_workers()
+        self._dispatch()
+
+    def _open(self, w: _Worker) -> bool:
+        return w.ready and not w.retiring
+
+    def _dispatch(self) -> None:
+        """Fill the least loaded workers first; take queued-behind items back for workers left idle."""
+        rooms = {w.worker_id: w for w in self._workers if self._open(w)}
+
+        def has_room(worker_id: str) -> bool:
+            w = rooms.get(worker_id)
+            return w is not None and len(w.sent) < self.inflight_per_worker
+
+        for depth in range(self.inflight_per_worker):
+            for w in rooms.values():
+                if len(self._queue) and len(w.sent) == depth:
+                    item = self._queue.take(w.worker_id, has_room)
+                    if item is not None:
+                        self._send(w, item)
+        self.stats.max_in_flight = max(self.stats.max_in_flight, sum(len(w.sent) for w in self._workers))
+        if not len(self._queue):
+            self._take_back_for_idle(list(rooms.values()))
+
+    def _send(self, w: _Worker, item: Item) -> None:
+        self._next_token += 1
+        keys = (item.work.shared or {}).keys() - w.shared_keys
+        w.shared_keys.update(keys)
+        w.assign(_Sent(item, self._next_token), {k: self._shared_texts[k] for k in keys})
+
+    def _take_back_for_idle(self, open_workers: list[_Worker]) -> None:
+        """Ask busy workers to give back items queued behind their running one, one per idle worker."""
+        idle = sum(1 for w in open_workers if not w.sent)
+        asked = sum(1 for w in self._workers for s in w.sent if s.cancelling)
+        for w in self._workers:
+            if idle <= asked:
+                return
+            for sent in list(w.sent)[1:]:
+                if not sent.cancelling and idle > asked:
+                    sent.cancelling = True
+                    w.send(["cancel", sent.token])
+                    asked += 1
+
     # ------------------------------------------------------------------ the event loop
-    def submit(self, candidates: Sequence[Candidate]) -> Iterator[tuple[int, MeasureResult]]:
-        cands = self._check_candidates(candidates)
-        return self._run(cands)
-
-    def _run(self, cands: list[Candidate]) -> Iterator[tuple[int, MeasureResult]]:
-        with self._batch():
-            yield from self._run_batch(cands)
-
-    def _run_batch(self, cands: list[Candidate]) -> Iterator[tuple[int, MeasureResult]]:
-        cpu0 = time.process_time()
-        self.stats.submitted += len(cands)
-        texts: dict[str, str] = {}
-        queue = collections.deque(range(len(cands)))
-        done = 0
-        try:
-            while done < len(cands):
-                self._ensure_workers()
-                for w in self._workers:  # hand work to every ready idle worker
-                    if queue and w.ready and not w.busy:
-                        i = queue.popleft()
-                        c = cands[i]
-                        text = texts.get(c.workload_key)
-                        if text is None:
-                            text = texts[c.workload_key] = c.with_workload_text().workload_json
-                        self._next_token += 1
-                        try:
-                            w.assign(i, self._next_token, c.to_wire(text), c.timeout_s)
-                        except OSError:
-                            pass  # it just died: its pipe reads as end-of-file and that is handled below
-                busy = sum(1 for w in self._workers if w.busy)
-                self.stats.max_in_flight = max(self.stats.max_in_flight, busy)
-                now = time.monotonic()
-                deadlines = [w.deadline(self.pause_limit_s) for w in self._workers if w.busy]
-                deadlines += [w.spawned_at + _START_TIMEOUT_S for w in self._workers if not w.ready]
-                wait_s = max(0.0, min(deadlines) - now) if deadlines else None
-                self.stats.driver_cpu_secs += time.process_time() - cpu0
-                ready = mpc.wait([w.conn for w in self._workers], wait_s)
-                cpu0 = time.process_time()
-                finished: list[tuple[int, MeasureResult]] = []
-                for w in list(self._workers):
-                    if w.conn in ready:
-                        finished += self._drain(w)
-                now = time.monotonic()
-                for w in list(self._workers):
-                    if w.busy and now >= w.deadline(self.pause_limit_s):
-                        finished.append(self._timed_out(w))
-                    elif not w.ready and now >= w.spawned_at + _START_TIMEOUT_S:
-                        self._start_failed(w, f"no ready message within {_START_TIMEOUT_S:.0f} s")
-                self._reap_retired()
-                for i, r in finished:
-                    done += 1
-                    self.stats.completed += 1
-                    self.stats.driver_cpu_secs += time.process_time() - cpu0
-                    yield i, r
-                    cpu0 = time.process_time()
-        finally:
-            # abandoned mid-batch (consumer stopped, Ctrl-C): stale trials must not leak into the next batch
-            for w in list(self._workers):
-                if w.busy:
-                    self._remove(w)
-                    w.kill()
-            self.stats.driver_cpu_secs += time.process_time() - cpu0
-
-    def _drain(self, w: _Worker) -> list[tuple[int, MeasureResult]]:
-        """Read every message the worker has sent; end-of-file means it died."""
-        out = []
+    def _drive(self, timeout_s: float | None) -> None:
+        end = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
+            self._ensure_workers()
+            self._dispatch()
+            self._wait_and_handle(end)
+            self._dispatch()
+            if self._finished or (end is not None and time.monotonic() >= end):
+                return
+
+    def _wait_and_handle(self, end: float | None) -> None:
+        times = [d for w in self._workers if (d := w.deadline(self.pause_limit_s)) is not None]
+        if end is not None:
+            times.append(end)
+        wait_ms = None if not times else max(0, math.ceil((min(times) - time.monotonic()) * 1000))
+        poller = select.poll()
+        by_fd: dict[int, _Worker] = {}
+        for w in self._workers:
+            by_fd[w.conn.fileno()] = w
+            poller.register(w.conn.fileno(), select.POLLIN)
+            if w.wants_write:
+                by_fd[w.wfd] = w
+                poller.register(w.wfd, select.POLLOUT)
+        for fd, _ in poller.poll(wait_ms) if by_fd else ():
+            w = by_fd[fd]
+            if w not in self._workers:
+                continue  # dropped while handling an earlier event of this round
+            if fd == w.wfd:
+                w.flush()
+            else:
+                self._drain(w)
+        now = time.monotonic()
+        for w in list(self._workers):
+            deadline = w.deadline(self.pause_limit_s)
+            if deadline is None or now < deadline:
+                continue
+            if not w.ready:
+                self._start_failed(w, f"no ready message within {_START_TIMEOUT_S:.0f} s")
+            else:
+                self._timed_out(w)
+        self._reap_retired()
+
+    def _drain(self, w: _Worker) -> None:
+        """Handle every message the worker has sent; end-of-file means it died."""
+        while w in self._workers:
             try:
                 if not w.conn.poll():
-                    return out
-                msg = _recv(w.conn)
+                    return
+                msg = json.loads(w.conn.recv_bytes())
             except (EOFError, OSError):
-                return out + self._lost(w)
+                return self._lost(w)
             kind = msg[0]
             if kind == "ready":
-                w.ready = True
+                w.ready, w.worker_id = True, msg[1]
+                self._uptime.up(w)
                 self._start_failures = 0
             elif kind == "failed":
-                self._start_failed(w, msg[1])
-                return out
+                return self._start_failed(w, msg[1])
+            elif kind == "start":
+                self._started(w, msg[1])
             elif kind == "progress":
-                if msg[1] == "pause" and w.paused_since is None:
-                    w.paused_since = time.monotonic()
-                elif msg[1] == "resume" and w.paused_since is not None:
-                    w.paused_total += time.monotonic() - w.paused_since
-                    w.paused_since = None
-            elif kind == "result":
-                _, token, result, compiles = msg
-                if token != w.token:
-                    continue  # a reply to a trial we already gave up on
-                out.append((w.index, MeasureResult.from_dict(result)))
-                w.clear()
-                w.compiles = compiles
-                if compiles >= self.max_compiles:
-                    self._retire(w)
-                    self.stats.workers_recycled += 1
-                    return out
+                self._progress(w, msg[1], msg[2])
+            elif kind == "cancelled":
+                self._cancelled(w, msg[1])
+            elif kind == "done":
+                self._done(w, *msg[1:])
 
-    def _lost(self, w: _Worker) -> list[tuple[int, MeasureResult]]:
+    def _started(self, w: _Worker, token: int) -> None:
+        while w.sent and w.sent[0].token != token:  # cannot happen: items start in the order they were sent
+            self._requeue_unblamed(w.pop_head().item)
+        if w.sent:
+            w.started = time.monotonic()
+            w.sent[0].cancelling = False  # too late to take it back
+
+    def _progress(self, w: _Worker, event: str, reason: str | None) -> None:
+        if event == "pause" and w.paused_since is None:
+            w.paused_since, w.paused_reason = time.monotonic(), reason
+        elif event == "resume" and w.paused_since is not None:
+            w.paused_total += time.monotonic() - w.paused_since
+            w.paused_since = None
+
+    def _cancelled(self, w: _Worker, token: int) -> None:
+        for sent in w.sent:
+            if sent.token == token:
+                w.sent.remove(sent)
+                sent.item.prefer = None  # moved off a busy worker: it must not wait for that one again
+                self._queue.push(sent.item, front=True)
+                return
+
+    def _done(self, w: _Worker, token: int, status: str, value, error, busy_secs: float, compiles: int) -> None:
+        if not w.sent or w.sent[0].token != token:
+            return  # cannot happen: replies come in order, for items we still track
+        sent = w.pop_head()
+        self._finish(sent.item, DoneStatus(status), value, error, w.worker_id, self._host, busy_secs)
+        w.compiles = compiles
+        if compiles >= self.max_compiles and not w.retiring:
+            w.retiring = True
+            self.stats.workers_recycled += 1
+        self._retire_if_drained(w)
+
+    def _requeue_unblamed(self, item: Item) -> None:
+        """An item its worker never started (the worker died or was killed under an earlier one)."""
+        item.unblamed += 1
+        if item.unblamed <= UNBLAMED_REQUEUES:
+            self._queue.push(item, front=True)
+        else:
+            self._finish(item, DoneStatus.LOST, error=f"its worker died before running it {item.unblamed} times",
+                         host=self._host)
+
+    def _lost(self, w: _Worker) -> None:
         """The process died (segfault in JIT code, OOM kill, external SIGKILL)."""
-        self._remove(w)
+        running = w.sent.popleft() if w.sent and w.started is not None else None
+        self._drop(w)
         code = w.exit_code(5)
         w.kill()
-        if w.busy:
-            self.stats.worker_lost += 1
-            text = f"measurement worker died with {_describe_exit(code)} while measuring"
-            return [(w.index, MeasureResult(MeasureStatus.WORKER_LOST, [], 0.0, text, self._host))]
-        if not w.ready:
+        if running is not None:
+            busy = time.monotonic() - w.started
+            self._finish(running.item, DoneStatus.LOST, error=f"worker died with {_describe_exit(code)} while "
+                         "running it", worker=w.worker_id, host=self._host, busy_secs=busy)
+        elif not w.ready:
             self._start_failures += 1
             if self._start_failures >= _MAX_START_FAILURES:
-                raise FarmError(f"measurement workers fail to start ({self._start_failures} times): "
-                                f"a worker exited during start-up with {_describe_exit(code)}")
-        return []
+                raise FarmError(f"workers fail to start ({self._start_failures} times): a worker exited during "
+                                f"start-up with {_describe_exit(code)}")
 
-    def _timed_out(self, w: _Worker) -> tuple[int, MeasureResult]:
-        if w.paused_since is not None:
-            text = (f"trial waited more than {self.pause_limit_s:g} s for the host measurement lock or its "
-                    "workload's reference; worker killed")
+    def _timed_out(self, w: _Worker) -> None:
+        running = w.sent.popleft()
+        timeout_s = running.item.work.timeout_s
+        if w.started is None:
+            text = f"item did not start within its {timeout_s:g} s budget; worker killed"
+        elif w.paused_since is not None:
+            what = _PAUSED_FOR.get(w.paused_reason, f"its pause ({w.paused_reason})")
+            text = f"item waited more than {self.pause_limit_s:g} s for {what}; worker killed"
         else:
-            text = f"trial exceeded its {w.timeout_s:g} s budget; worker killed"
-        self.stats.timeouts += 1
-        self._remove(w)
+            text = f"item exceeded its {timeout_s:g} s budget; worker killed"
+        busy = time.monotonic() - w.started if w.started is not None else 0.0
+        self._drop(w)
         w.kill()
-        return w.index, MeasureResult(MeasureStatus.TIMEOUT, [], 0.0, text, self._host)
+        self._finish(running.item, DoneStatus.TIMEOUT, error=text, worker=w.worker_id, host=self._host,
+                     busy_secs=busy)
+
+    def _abandon(self) -> None:
+        self._queue.clear()
+        for w in list(self._workers):
+            if w.sent:
+                w.sent.clear()
+                self._drop(w)
+                w.kill()
 
     def close(self) -> None:
         if self._closed:
             return
         for w in list(self._workers):
-            self._retire(w)
+            if w.sent:  # kill what is in flight
+                w.sent.clear()
+                self._drop(w)
+                w.kill()
+            else:
+                self._workers.remove(w)
+                self._uptime.down(w)
+                w.stop()
+                self._retiring.append(w)
+        self._queue.clear()
         self._reap_retired(block=True)
         super().close()
 

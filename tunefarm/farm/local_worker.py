@@ -1,59 +1,118 @@
 """Entry point of a LocalFarm worker process: ``python -m tunefarm.farm.local_worker --read-fd R --write-fd W``.
 
-Reads JSON requests ``[token, wire candidate]`` (``null`` means exit) from one pipe and writes JSON messages to
-the other: ``["ready", pid]`` once imports are done, ``["progress", "pause"|"resume", reason]`` around lock
-waits and reference computations, ``["result", token, result dict, compiles]`` per trial.
+Messages are JSON, one per ``send_bytes`` frame. From the parent: ``["run", token, handler, payload, shared]``
+(``shared``: texts this worker has not received yet), ``["cancel", token]`` (take back an item that has not
+started) and ``null`` (exit). To the parent: ``["ready", worker id]`` once start-up is done (or
+``["failed", why]``), ``["start", token]`` when an item starts (its budget clock starts there),
+``["progress", "pause"|"resume", reason]`` around spans not charged to it, ``["cancelled", token]``, and
+``["done", token, status, value, error, busy_secs, compiles]``.
+
+A reader thread takes messages off the pipe while an item runs, so the parent can queue the next item (no
+round trip between items), take back an item queued behind a slow one, and never blocks on a full pipe.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import multiprocessing.connection as mpc
-import os
 import signal
+import threading
+
+from .worker_runtime import WorkerRuntime
 
 
-def _send(conn, obj) -> None:
-    conn.send_bytes(json.dumps(obj, separators=(",", ":")).encode())
+class _Inbox:
+    """Items received and not started. Starting an item and cancelling one exclude each other (one lock), so
+    the parent sees either ``start`` or ``cancelled`` for an item it asked back, and in pipe order."""
+
+    def __init__(self, send):
+        self._send = send
+        self._cond = threading.Condition()
+        self._items: collections.deque = collections.deque()
+        self._closed = False
+
+    def push(self, msg) -> None:
+        with self._cond:
+            self._items.append(msg)
+            self._cond.notify()
+
+    def cancel(self, token: int) -> None:
+        with self._cond:
+            for msg in self._items:
+                if msg[1] == token:
+                    self._items.remove(msg)
+                    self._send(["cancelled", token])
+                    return
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def start_next(self):
+        """The next item, its ``start`` already sent; None when the parent said to exit or is gone."""
+        with self._cond:
+            while not self._items and not self._closed:
+                self._cond.wait()
+            if not self._items:
+                return None
+            msg = self._items.popleft()
+            self._send(["start", msg[1]])
+            return msg
 
 
-def serve(conn_in, conn_out, measurer_kind: str, lock_path: str | None) -> None:
-    from .candidate import Candidate
-    from .measure import internal_error_result, make_measurer
-    from .progress import Progress
-
-    try:
-        measurer = make_measurer(measurer_kind, lock_path)
-        if measurer_kind == "tunefarm":  # pay the heavy imports before reporting ready
-            import tunefarm.ir.serialize  # noqa: F401
-            import tunefarm.runtime  # noqa: F401
-            import tunefarm.schedule  # noqa: F401
-    except Exception as e:  # noqa: BLE001 - reported to the parent, which gives up after a few tries
-        _send(conn_out, ["failed", f"{type(e).__name__}: {e}"])
-        return
-
-    def on_change(event, reason):
-        if event in ("pause", "resume"):
-            _send(conn_out, ["progress", event, reason])
-
-    progress = Progress(on_change)
-    _send(conn_out, ["ready", os.getpid()])
+def _read(conn_in, inbox: _Inbox, runtime: WorkerRuntime) -> None:
+    """The reader thread: installs shared texts on arrival (an item taken back still brought them)."""
     while True:
         try:
             msg = json.loads(conn_in.recv_bytes())
         except (EOFError, OSError):
-            return  # the parent is gone
+            break  # the parent is gone
+        if msg is None:
+            break
+        if msg[0] == "cancel":
+            inbox.cancel(msg[1])
+            continue
+        try:
+            runtime.install_shared(msg[4])
+            msg[4] = None
+        except RuntimeError as e:
+            msg[4] = str(e)
+        inbox.push(msg)
+    inbox.close()
+
+
+def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, preload: list[str]) -> None:
+    lock = threading.Lock()
+
+    def send(obj) -> None:
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        with lock:
+            conn_out.send_bytes(data)
+
+    def on_progress(event, reason):
+        if event in ("pause", "resume"):
+            send(["progress", event, reason])
+
+    try:
+        runtime = WorkerRuntime(lock_path, timing_slots, preload, on_progress)
+    except Exception as e:  # noqa: BLE001 - reported to the parent, which gives up after a few tries
+        send(["failed", f"{type(e).__name__}: {e}"])
+        return
+    inbox = _Inbox(send)
+    threading.Thread(target=_read, args=(conn_in, inbox, runtime), daemon=True).start()
+    send(["ready", runtime.ctx.worker_id])
+    while True:
+        msg = inbox.start_next()
         if msg is None:
             return
-        token, wire = msg
-        try:
-            cand = Candidate.from_wire(tuple(wire))
-            progress.start(token)
-            result = measurer.measure(cand, progress)
-        except Exception as e:  # noqa: BLE001 - never lose the reply
-            result = internal_error_result(e, getattr(measurer, "host", ""))
-        progress.finish()
-        _send(conn_out, ["result", token, result.to_dict(), measurer.compiles])
+        _, token, handler, payload, problem = msg
+        status, value_text, error, busy = runtime.run(token, handler, payload, problem=problem)
+        data = '["done",%d,%s,%s,%s,%s,%d]' % (token, json.dumps(status), value_text, json.dumps(error),
+                                                json.dumps(busy), runtime.ctx.compiles)
+        with lock:
+            conn_out.send_bytes(data.encode())
 
 
 def main(argv=None) -> None:
@@ -61,11 +120,12 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="tunefarm.farm.local_worker")
     p.add_argument("--read-fd", type=int, required=True)
     p.add_argument("--write-fd", type=int, required=True)
-    p.add_argument("--measurer", default="tunefarm")
     p.add_argument("--lock-path", default=None)
+    p.add_argument("--timing-slots", type=int, default=None)
+    p.add_argument("--preload", action="append", default=[])
     a = p.parse_args(argv)
     serve(mpc.Connection(a.read_fd, writable=False), mpc.Connection(a.write_fd, readable=False),
-          a.measurer, a.lock_path)
+          a.lock_path, a.timing_slots, a.preload)
 
 
 if __name__ == "__main__":

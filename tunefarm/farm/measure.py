@@ -1,9 +1,11 @@
 """Measure one candidate in this process: replay the trace -> build -> check against the reference -> time.
 
-This is the code every farm worker runs (a LocalFarm process or a Ray actor). It never lets an exception
-escape for a bad candidate: each failure becomes a ``MeasureResult`` with an explicit status. What it cannot
-turn into a result (a segfault or a hang inside JIT-compiled code) is handled by the process that owns the
-worker: it kills or loses the worker and records ``timeout`` / ``worker_lost``.
+This is the code every farm worker runs (a LocalFarm process or a Ray actor) for the farm's measure items
+(``measure_candidate``, the handler the batch API puts). ``Measurer.measure_func`` is the tail of a
+measurement, for a handler that already has the scheduled function (replayed from its own cache). It never
+lets an exception escape for a bad candidate: each failure becomes a ``MeasureResult`` with an explicit
+status. What it cannot turn into a result (a segfault or a hang inside JIT-compiled code) is handled by the
+process that owns the worker: it kills or loses the worker and records ``timeout`` / ``worker_lost``.
 
 Validation follows tinygrad: the reference is the *unscheduled* function (or an explicit reference program the
 candidate names), built and run once per worker per workload, on inputs generated deterministically from the
@@ -21,19 +23,30 @@ the trial's budget is used (waiting for the host measurement lock and computing 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import json
 import socket
 import time
 import traceback
+from typing import Any
 
 import numpy as np
+
+# heavy imports at module level: a worker preloads this handler module before it reports ready, so they are
+# not charged to the first trial's budget (the farm's driver names the handler and never imports it)
+from tunefarm.codegen import compile_funcs
+from tunefarm.ir.serialize import from_json
+from tunefarm.runtime import Module, aligned
+from tunefarm.schedule import ScheduleError, Trace
+from tunefarm.target import Target
 
 from .candidate import Candidate
 from .check import compare_output, make_arrays, output_params
 from .measure_lock import HostMeasureLock
 from .progress import Paused, Progress
 from .result import MeasureResult, MeasureStatus
+from .work import WorkerContext
 
 _MAX_ERROR_TEXT = 2000
 
@@ -63,6 +76,23 @@ def _error_text(prefix: str, exc: BaseException, with_trace: bool = False) -> st
     return text[:_MAX_ERROR_TEXT]
 
 
+@dataclasses.dataclass(frozen=True)
+class MeasureSettings:
+    """How a program is checked and timed: the ``Candidate`` fields of the same names."""
+
+    number: int = 1
+    repeat: int = 3
+    min_repeat_ms: float = 0.0
+    check: bool = True
+    stop_above_s: float | None = None
+    reference_json: Any = None
+
+    @classmethod
+    def of(cls, cand: Candidate) -> "MeasureSettings":
+        return cls(cand.number, cand.repeat, cand.min_repeat_ms, cand.check, cand.stop_above_s,
+                   cand.reference_json)
+
+
 def _same_signature(a, b) -> bool:
     return len(a.params) == len(b.params) and all(
         p.const_shape() == q.const_shape() and p.dtype == q.dtype for p, q in zip(a.params, b.params))
@@ -83,35 +113,30 @@ class Measurer:
         self._workloads: collections.OrderedDict[str, _Workload] = collections.OrderedDict()
 
     # --- caches
-    def _workload(self, cand: Candidate) -> _Workload:
-        w = self._workloads.get(cand.workload_key)
+    def _workload(self, key: str, workload, name: str) -> _Workload:
+        """The parsed workload ``key`` (``workload``: its JSON as a dict or text, parsed on a cache miss)."""
+        w = self._workloads.get(key)
         if w is not None:
-            self._workloads.move_to_end(cand.workload_key)
+            self._workloads.move_to_end(key)
             return w
-        from tunefarm.ir.serialize import from_json
-
-        func = from_json(cand.workload_dict())
-        arrays = make_arrays(func, cand.workload_key)
+        func = from_json(json.loads(workload) if isinstance(workload, str) else workload)
+        arrays = make_arrays(func, key)
         outputs = output_params(func)
         if not outputs:
-            raise ValueError(f"workload {cand.task!r} writes none of its parameters, so there is nothing to check")
+            raise ValueError(f"workload {name!r} writes none of its parameters, so there is nothing to check")
         w = _Workload(func, arrays, outputs)
-        self._workloads[cand.workload_key] = w
+        self._workloads[key] = w
         while len(self._workloads) > self.cache_size:
             self._workloads.popitem(last=False)
         return w
 
     def _build(self, func, target):
         """Compile and load ``func``, without keeping the optimized LLVM IR text (nobody inspects it here)."""
-        from tunefarm.codegen import compile_funcs
-        from tunefarm.runtime import Module
-
         self.compiles += 1
         return Module.from_artifact(compile_funcs(func, target, keep_ll=False))
 
-    def _reference(self, cand: Candidate, w: _Workload, target) -> list[np.ndarray]:
-        """Outputs of the reference program (the unscheduled workload unless the candidate names one)."""
-        ref_json = cand.reference_json
+    def _reference(self, ref_json, w: _Workload, target) -> list[np.ndarray]:
+        """Outputs of the reference program (the unscheduled workload unless ``ref_json`` names one)."""
         key = "" if ref_json is None else hashlib.sha256(
             (ref_json if isinstance(ref_json, str) else json.dumps(ref_json, sort_keys=True)).encode()).hexdigest()
         cached = w.references.get(key)
@@ -119,10 +144,8 @@ class Measurer:
             return cached
         func = w.func
         if ref_json is not None:
-            from tunefarm.ir.serialize import from_json
-
             try:
-                func = from_json(cand.reference_dict())
+                func = from_json(json.loads(ref_json) if isinstance(ref_json, str) else ref_json)
             except Exception as e:  # noqa: BLE001
                 raise _ReferenceError(MeasureStatus.BUILD_ERROR, _error_text("reference program: ", e))
             if not _same_signature(func, w.func):
@@ -132,8 +155,6 @@ class Measurer:
             mod = self._build(func, target)
         except Exception as e:  # noqa: BLE001 - reported, not raised
             raise _ReferenceError(MeasureStatus.BUILD_ERROR, _error_text("reference (unscheduled) build: ", e))
-        from tunefarm.runtime import aligned
-
         arrays = [aligned.copy(a) for a in w.arrays]
         try:
             mod["main"](*arrays)
@@ -144,48 +165,55 @@ class Measurer:
 
     # --- one trial
     def measure(self, cand: Candidate, progress: Progress | None = None) -> MeasureResult:
-        """Replay, build, run, check and time ``cand``; every candidate failure becomes a status.
-
-        The candidate runs once *before* the reference is computed, so a candidate that crashes or hangs does
-        so on its own budget; the reference computation (once per workload) is paused time.
-        """
-        host = self.host
+        """Replay ``cand``'s trace, then build, run, check and time it (``measure_func``)."""
         t0 = time.perf_counter()
-
-        def fail(status: MeasureStatus, text: str, build_secs: float | None = None) -> MeasureResult:
-            secs = time.perf_counter() - t0 if build_secs is None else build_secs
-            return MeasureResult(status, [], secs, text[:_MAX_ERROR_TEXT], host)
-
-        from tunefarm.runtime import aligned
-        from tunefarm.schedule import ScheduleError, Trace
-        from tunefarm.target import Target
-
         try:
             target = Target(cand.target)
         except (TypeError, ValueError) as e:
-            return fail(MeasureStatus.BUILD_ERROR, _error_text("target: ", e))
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("target: ", e), t0)
         try:
-            w = self._workload(cand)
+            w = self._workload(cand.workload_key, cand.workload_json, cand.task)
         except Exception as e:  # noqa: BLE001 - a workload we cannot load cannot be built
-            return fail(MeasureStatus.BUILD_ERROR, _error_text("workload: ", e))
-
-        # replay + build (the build time the cost model and the report see)
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("workload: ", e), t0)
         try:
             trace = Trace.from_json(cand.trace_value())
-            sch = trace.replay(w.func)
-            scheduled = sch.mod["main"]
+            scheduled = trace.replay(w.func).mod["main"]
         except ScheduleError as e:
-            return fail(MeasureStatus.BUILD_ERROR, f"schedule: {e}")
+            return self._fail(MeasureStatus.BUILD_ERROR, f"schedule: {e}", t0)
         except Exception as e:  # noqa: BLE001 - a malformed trace is this candidate's build failure
-            return fail(MeasureStatus.BUILD_ERROR, _error_text("trace replay: ", e))
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("trace replay: ", e), t0)
+        return self.measure_func(cand.workload_key, cand.workload_json, scheduled, target,
+                                 MeasureSettings.of(cand), progress, started=t0, name=cand.task)
+
+    def measure_func(self, workload_key: str, workload, scheduled_func, target, settings: MeasureSettings,
+                     progress: Progress | None = None, *, started: float | None = None,
+                     name: str = "") -> MeasureResult:
+        """Build, run, check and time ``scheduled_func``, a schedule of the workload ``workload_key``.
+
+        ``workload`` is the unscheduled workload's JSON (dict or text; parsed once per key, it defines the
+        inputs and the reference); ``target`` a Target or its string. ``started`` (a ``perf_counter`` time) is
+        when the caller began on this candidate, so that ``build_secs`` includes its replay. Every candidate
+        failure becomes a status. The candidate runs once *before* the reference is computed, so a candidate
+        that crashes or hangs does so on its own budget; the reference computation (once per workload) is
+        paused time.
+        """
+        t0 = time.perf_counter() if started is None else started
         try:
-            scheduled, packers = rewrite_layout_free(scheduled)
+            target = target if isinstance(target, Target) else Target(target)
+        except (TypeError, ValueError) as e:
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("target: ", e), t0)
+        try:
+            w = self._workload(workload_key, workload, name or workload_key)
+        except Exception as e:  # noqa: BLE001 - a workload we cannot load cannot be built
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("workload: ", e), t0)
+        try:
+            scheduled, packers = rewrite_layout_free(scheduled_func)
         except Exception as e:  # noqa: BLE001
-            return fail(MeasureStatus.BUILD_ERROR, _error_text("layout rewrite: ", e))
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("layout rewrite: ", e), t0)
         try:
             mod = self._build(scheduled, target)
         except Exception as e:  # noqa: BLE001
-            return fail(MeasureStatus.BUILD_ERROR, _error_text("build: ", e))
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("build: ", e), t0)
         build_secs = time.perf_counter() - t0
 
         # every array on a cache line boundary: otherwise a trial's time depends on where malloc put its copies
@@ -193,32 +221,36 @@ class Measurer:
         for i, pack in packers:
             arrays[i] = aligned.copy(pack(arrays[i]))
         warmed = False  # the check run serves as the timing's warm-up call when it is already over the cutoff
-        if cand.check:
+        if settings.check:
             try:
                 c0 = time.perf_counter()
                 mod["main"](*arrays)
                 check_secs = time.perf_counter() - c0
             except Exception as e:  # noqa: BLE001
-                return fail(MeasureStatus.RUN_ERROR, _error_text("run: ", e), build_secs)
-            warmed = cand.stop_above_s is not None and check_secs > cand.stop_above_s
+                return self._fail(MeasureStatus.RUN_ERROR, _error_text("run: ", e), t0, build_secs)
+            warmed = settings.stop_above_s is not None and check_secs > settings.stop_above_s
             try:
                 with Paused(progress, "reference"):
-                    reference = self._reference(cand, w, target)
+                    reference = self._reference(settings.reference_json, w, target)
             except _ReferenceError as e:
-                return fail(e.status, str(e), build_secs)
+                return self._fail(e.status, str(e), t0, build_secs)
             for i, expected in zip(w.outputs, reference):
                 problem = compare_output(w.func.params[i].name, arrays[i], expected,
-                                         "the unscheduled program" if cand.reference_json is None
+                                         "the unscheduled program" if settings.reference_json is None
                                          else "the reference program")
                 if problem is not None:
-                    return fail(MeasureStatus.WRONG_RESULT, problem, build_secs)
+                    return self._fail(MeasureStatus.WRONG_RESULT, problem, t0, build_secs)
+        return self._time(mod, arrays, settings, warmed, progress, t0, build_secs)
 
+    def _time(self, mod, arrays, settings: MeasureSettings, warmed: bool, progress, t0: float,
+              build_secs: float) -> MeasureResult:
+        """The timing loop, under the host measurement lock (waiting for it is paused time)."""
         # witnesses before an early stop: the check run and the first timed repeats must all be over the cutoff,
         # so a repeat inflated by other load on the machine does not cut a fast program short
-        stop_above_s = cand.stop_above_s if (warmed or not cand.check) else None
+        stop_above_s = settings.stop_above_s if (warmed or not settings.check) else None
         try:
-            timer = mod.time_evaluator("main", number=cand.number, repeat=cand.repeat,
-                                       min_repeat_ms=cand.min_repeat_ms)
+            timer = mod.time_evaluator("main", number=settings.number, repeat=settings.repeat,
+                                       min_repeat_ms=settings.min_repeat_ms)
             with Paused(progress, "lock"):
                 self.lock.acquire()
             try:
@@ -226,10 +258,32 @@ class Measurer:
             finally:
                 self.lock.release()
         except Exception as e:  # noqa: BLE001
-            return fail(MeasureStatus.RUN_ERROR, _error_text("timing: ", e), build_secs)
+            return self._fail(MeasureStatus.RUN_ERROR, _error_text("timing: ", e), t0, build_secs)
         if not run_secs:
-            return fail(MeasureStatus.RUN_ERROR, "timing: the time evaluator returned no results", build_secs)
-        return MeasureResult(MeasureStatus.OK, run_secs, build_secs, None, host)
+            return self._fail(MeasureStatus.RUN_ERROR, "timing: the time evaluator returned no results", t0,
+                              build_secs)
+        return MeasureResult(MeasureStatus.OK, run_secs, build_secs, None, self.host)
+
+    def _fail(self, status: MeasureStatus, text: str, t0: float, build_secs: float | None = None) -> MeasureResult:
+        secs = time.perf_counter() - t0 if build_secs is None else build_secs
+        return MeasureResult(status, [], secs, text[:_MAX_ERROR_TEXT], self.host)
+
+
+_MEASURER = "tunefarm.farm.measure:Measurer"  # this process's Measurer in WorkerContext.state
+
+
+def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
+    """The farm's measure handler: ``payload`` is ``Candidate.to_wire("")``, the workload text is in
+    ``ctx.shared`` under the workload key; returns the ``MeasureResult`` as a dict."""
+    measurer = ctx.state.get(_MEASURER)
+    if measurer is None:
+        measurer = ctx.state[_MEASURER] = Measurer(ctx.lock_path)
+    cand = Candidate.from_payload(payload, ctx.shared)
+    before = measurer.compiles
+    try:
+        return measurer.measure(cand, ctx.progress).to_dict()
+    finally:
+        ctx.count_compiles(measurer.compiles - before)
 
 
 def rewrite_layout_free(func) -> tuple[object, list]:
@@ -251,20 +305,3 @@ def rewrite_layout_free(func) -> tuple[object, list]:
             func, pack = r
             packers.append((i, pack))
     return func, packers
-
-
-def internal_error_result(exc: BaseException, host: str = "") -> MeasureResult:
-    """What a worker reports when measuring itself failed unexpectedly (a bug, not the candidate)."""
-    return MeasureResult(MeasureStatus.RUN_ERROR, [], 0.0, _error_text("internal error: ", exc, True),
-                         host or socket.gethostname())
-
-
-def make_measurer(kind: str, lock_path: str | None = None):
-    """The measurer a worker runs, by name: ``"tunefarm"`` (real) or ``"simulate"`` (see simulate.py)."""
-    if kind == "tunefarm":
-        return Measurer(lock_path)
-    if kind == "simulate":
-        from .simulate import SimulatedMeasurer
-
-        return SimulatedMeasurer(lock_path)
-    raise ValueError(f"unknown measurer {kind!r}; use 'tunefarm' or 'simulate'")

@@ -1,8 +1,16 @@
-"""The per-host measurement lock: timings on one machine never overlap.
+"""The per-host measurement lock: at most ``slots`` timing loops run at once on one machine (default: one).
 
 Building (replay, lowering, LLVM) runs on every core at once, but two timing loops running side by side share
 caches, memory bandwidth and turbo budget and disturb each other's numbers. Every worker on a host therefore
-takes one exclusive lock around its timing loop.
+takes the lock around its timing loop.
+
+Timing slots: the number of timing loops a host lets run at once is a per-host setting,
+``TUNEFARM_TIMING_SLOTS`` in the environment of the measuring processes (default 1: timings never overlap).
+A farm's ``timing_slots`` argument sets it for its workers. More than one slot only makes sense for
+single-thread kernels on a many-core host whose physical cores do not disturb each other's timings; every
+process measuring on a host must use the same number. Slot 0 is the lock file itself and slot ``k`` the file
+``<path>.<k>``; with several slots a waiter takes the first free one, and waiters queue on ``<path>.gate`` so
+that only one of them at a time looks for a slot that frees up.
 
 Why ``fcntl.flock`` on a file:
 - it is one lock per *host*, shared by every process that opens the same path: LocalFarm workers, Ray actors
@@ -11,7 +19,7 @@ Why ``fcntl.flock`` on a file:
 - the kernel releases it when the holder's file descriptor closes, which includes the holder dying by a
   segfault or SIGKILL. A lock expressed as "a file exists" or a semaphore would stay held by a dead worker and
   stall the host; flock cannot go stale;
-- it is blocking without polling, and costs a couple of system calls per acquisition.
+- with one slot it is blocking without polling, and costs a couple of system calls per acquisition.
 
 The lock belongs to an open file description, so each ``HostMeasureLock`` opens its own descriptor: two
 threads or two objects in one process also exclude each other. Processes started with ``spawn`` do not inherit
@@ -25,11 +33,25 @@ import tempfile
 import time
 
 ENV_VAR = "TUNEFARM_MEASURE_LOCK"
+SLOTS_ENV_VAR = "TUNEFARM_TIMING_SLOTS"
+_POLL_S = 0.001  # how often a waiter with a timeout, or the one waiter of a many-slot lock, looks again
 
 
 def default_lock_path() -> str:
     """``$TUNEFARM_MEASURE_LOCK`` or ``<tmp>/tunefarm-measure.lock`` (the same path for every user)."""
     return os.environ.get(ENV_VAR) or os.path.join(tempfile.gettempdir(), "tunefarm-measure.lock")
+
+
+def timing_slots(value: int | None = None) -> int:
+    """``value``, else ``$TUNEFARM_TIMING_SLOTS``, else 1: how many timing loops may run at once on this host."""
+    raw = value if value is not None else os.environ.get(SLOTS_ENV_VAR, "1")
+    try:
+        n = int(raw) if not isinstance(raw, (bool, float)) else -1
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise ValueError(f"timing slots ({SLOTS_ENV_VAR}) must be an integer >= 1, got {raw!r}")
+    return n
 
 
 def _open_lock_file(path: str) -> int:
@@ -46,65 +68,103 @@ def _open_lock_file(path: str) -> int:
 
 
 class HostMeasureLock:
-    """An exclusive, crash-safe lock shared by all measuring processes of this host.
+    """A crash-safe lock with ``slots`` slots shared by all measuring processes of this host.
 
-    Use as a context manager around the timing loop. ``acquire`` returns the seconds spent waiting.
+    ``slots``: None reads ``$TUNEFARM_TIMING_SLOTS`` (default 1). Use as a context manager around the timing
+    loop. ``acquire`` returns the seconds spent waiting.
     """
 
-    def __init__(self, path: str | None = None):
+    def __init__(self, path: str | None = None, slots: int | None = None):
         self.path = path or default_lock_path()
-        self._fd: int | None = None
-        self._held = False
+        self.slots = timing_slots(slots)
+        self._fds: dict[str, int] = {}
+        self._held: str | None = None  # path of the slot file we hold
+
+    def slot_path(self, k: int) -> str:
+        return self.path if k == 0 else f"{self.path}.{k}"
 
     def open(self) -> "HostMeasureLock":
-        """Open the lock file now (workers do it at start-up, so a bad path fails early and clearly)."""
-        self._ensure_open()
+        """Open the lock files now (workers do it at start-up, so a bad path fails early and clearly)."""
+        for k in range(self.slots):
+            self._fd(self.slot_path(k))
+        if self.slots > 1:
+            self._fd(self.path + ".gate")
         return self
 
-    def _ensure_open(self) -> int:
-        if self._fd is None:
+    def _fd(self, path: str) -> int:
+        fd = self._fds.get(path)
+        if fd is None:
             try:
-                self._fd = _open_lock_file(self.path)
+                fd = self._fds[path] = _open_lock_file(path)
             except OSError as e:
-                raise OSError(f"cannot open the host measurement lock file {self.path!r}: {e.strerror}") from None
-        return self._fd
+                raise OSError(f"cannot open the host measurement lock file {path!r}: {e.strerror}") from None
+        return fd
+
+    def _try(self, path: str) -> bool:
+        try:
+            fcntl.flock(self._fd(path), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def _take(self, path: str, deadline: float | None) -> bool:
+        """Lock ``path``: blocking in the kernel without a deadline, else polling until it passes."""
+        if deadline is None:
+            fcntl.flock(self._fd(path), fcntl.LOCK_EX)
+            return True
+        while not self._try(path):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_POLL_S)
+        return True
+
+    def _take_free_slot(self, deadline: float | None) -> str | None:
+        """The first free slot, waiting for one (as the only waiter: the caller holds the gate)."""
+        while True:
+            for k in range(self.slots):
+                if self._try(self.slot_path(k)):
+                    return self.slot_path(k)
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            time.sleep(_POLL_S)
 
     def acquire(self, timeout: float | None = None) -> float:
-        """Block until the lock is ours; with ``timeout``, raise ``TimeoutError`` after that many seconds."""
-        if self._held:
+        """Block until a slot is ours; with ``timeout``, raise ``TimeoutError`` after that many seconds."""
+        if self._held is not None:
             raise RuntimeError(f"measure lock {self.path} is already held by this object")
-        fd = self._ensure_open()
         start = time.monotonic()
-        if timeout is None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = None if timeout is None else start + timeout
+        if self.slots == 1:
+            held = self.path if self._take(self.path, deadline) else None
         else:
-            while True:
+            held = next((self.slot_path(k) for k in range(self.slots) if self._try(self.slot_path(k))), None)
+            gate = self.path + ".gate"
+            if held is None and self._take(gate, deadline):
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() - start >= timeout:
-                        raise TimeoutError(f"measure lock {self.path} not acquired within {timeout} s") from None
-                    time.sleep(0.001)
-        self._held = True
+                    held = self._take_free_slot(deadline)
+                finally:
+                    fcntl.flock(self._fd(gate), fcntl.LOCK_UN)
+        if held is None:
+            raise TimeoutError(f"measure lock {self.path} not acquired within {timeout} s")
+        self._held = held
         return time.monotonic() - start
 
     def release(self) -> None:
-        if not self._held:
+        if self._held is None:
             raise RuntimeError(f"measure lock {self.path} is not held")
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._held = False
+        fcntl.flock(self._fds[self._held], fcntl.LOCK_UN)
+        self._held = None
 
     @property
     def held(self) -> bool:
-        return self._held
+        return self._held is not None
 
     def close(self) -> None:
-        """Release (if held) and close the descriptor."""
-        if self._fd is not None:
-            os.close(self._fd)  # closing drops the flock too
-            self._fd = None
-            self._held = False
+        """Release (if held) and close the descriptors."""
+        for fd in self._fds.values():
+            os.close(fd)  # closing drops the flock too
+        self._fds = {}
+        self._held = None
 
     def __enter__(self) -> "HostMeasureLock":
         self.acquire()

@@ -1,0 +1,7 @@
+"""Support for tests, benchmarks and fault drills; the library never imports this package.
+
+- ``simulate``: a measure handler that simulates building and timing (and fails for real on request), for
+  capacity planning and drills with the production farm machinery around it;
+- ``handlers``: small work-item handlers (echo, spin, crash, hang, raise, hold the timing lock...);
+- ``drills``: what a drill needs to know about a farm's workers (process ids, nodes, items in flight).
+"""
