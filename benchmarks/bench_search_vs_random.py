@@ -235,8 +235,7 @@ def main(argv=None) -> int:
                         os.remove(db_path)
                     r = tunefarm.tune(func, target=target, max_trials=args.trials,
                                       trials_per_round=args.trials_per_round, database=db_path, farm=farm,
-                                      seed=1000 + seed, strategy=strategy, task_name=name, progress=False,
-                                      pipeline=False)
+                                      seed=1000 + seed, strategy=strategy, task_name=name, progress=False)
                     lat = r.database.records(key).min_us.to_numpy(dtype=float)
                     print(f"{name} seed {seed} {strategy:>12}: {len(lat)} trials, best {np.nanmin(lat):.2f} us, "
                           f"{r.trials_per_second:.1f} trials/s", flush=True)

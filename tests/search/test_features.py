@@ -8,7 +8,7 @@ import pytest
 
 from search_programs import register_tiled
 from tunefarm.schedule import Schedule
-from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, SUM_FEATURES, FeatureCache,
+from tunefarm.search.features import (FEATURE_LEN, STORE_FEATURES, STORE_LEN, SUM_FEATURES,
                                       extract_features, feature_names, store_features)
 
 
@@ -63,17 +63,6 @@ def test_schedule_changes_show_up(mm64):
     assert rows.shape == (3, STORE_LEN)  # init, update, write-back
     plain = extract_features(mm64)
     assert not np.array_equal(plain, v)
-
-
-def test_feature_cache_by_program_hash(mm64):
-    cache = FeatureCache()
-    a = cache.get("h1", mm64)
-    b = cache.get("h1")
-    assert a is b and cache.hits == 1 and cache.misses == 1 and "h1" in cache
-    import pytest
-
-    with pytest.raises(KeyError, match="no cached features"):
-        cache.get("unknown")
 
 
 def test_micro_kernel_of_a_register_tiled_matmul(mm64):

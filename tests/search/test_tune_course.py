@@ -113,47 +113,63 @@ def test_tune_tasks_shares_the_budget_between_workloads(tmp_path, target, farm, 
         assert result.best_record(name).status.value == "ok"
 
 
-class _RecordingFarm(tunefarm.farm.base.Farm):
-    """Measures nothing: answers each candidate with a latency derived from its position, and keeps the
-    candidates it was given (to check what the tuner asked the workers to do)."""
-
-    def __init__(self, target):
-        super().__init__()
-        self._target = target
-        self.batches: list = []
-
-    @property
-    def target(self):
-        return self._target
-
-    @property
-    def num_workers(self) -> int:
-        return 1
-
-    def submit(self, candidates):
-        from tunefarm.farm import MeasureResult, MeasureStatus
-
-        self.batches.append(list(candidates))
-        base = len(self.batches)
-        for i, _ in enumerate(candidates):
-            yield i, MeasureResult(MeasureStatus.OK, [1e-3 * (10 - base + 0.01 * i)] * 3, 0.1)
-
-
 def test_early_stop_cutoff_is_a_multiple_of_the_best_latency_so_far(tmp_path, target, mm64):
+    """One worker measures in the order the driver picks; each program's simulated latency is fixed by its hash.
+    A program timed twice instead of five times was slower than three times the best measured before it was
+    handed out (at most ``capacity`` items are in flight), and a program timed five times was not."""
+    from tunefarm.farm import LocalFarm
+    from tunefarm.testing.simulated_job import SimulatedFarm
     from tunefarm.tuning.api import tune
 
-    farm = _RecordingFarm(target)
-    tune(mm64, target=target, max_trials=24, trials_per_round=8, database=str(tmp_path / "a.sqlite"),
-                  farm=farm, seed=0, pipeline=False, early_stop=3.0)
-    assert len(farm.batches) == 3
-    assert all(c.stop_above_s is None for c in farm.batches[0])  # nothing measured yet: no cutoff
-    # after batch b (1-based) the best median is 1e-3 * (10 - b): the cutoff is three times that
-    for b, batch in enumerate(farm.batches[1:], start=1):
-        assert all(c.stop_above_s == pytest.approx(3.0 * 1e-3 * (10 - b)) for c in batch)
-    off = _RecordingFarm(target)
-    tune(mm64, target=target, max_trials=16, trials_per_round=8, database=str(tmp_path / "b.sqlite"),
-                  farm=off, seed=0, pipeline=False, early_stop=None)
-    assert all(c.stop_above_s is None for batch in off.batches for c in batch)
-    with pytest.raises(ValueError, match="early_stop"):
-        tune(mm64, target=target, max_trials=8, database=str(tmp_path / "c.sqlite"), farm=off,
-                      early_stop=0.5)
+    with SimulatedFarm(LocalFarm(1, target=target), build_secs=0.0, run_secs=1e-4) as farm:
+        tune(mm64, target=target, max_trials=24, trials_per_round=8, database=str(tmp_path / "a.sqlite"),
+             farm=farm, seed=0, early_stop=3.0)
+        lag = farm.capacity + 1
+        runs = farm_records(tmp_path / "a.sqlite")
+        lats = [min(r) for r in runs]
+        counts = [len(r) for r in runs]
+        assert counts[0] == 5 and 2 in counts  # nothing measured yet: no cutoff; later ones cut
+        for k, (lat, n) in enumerate(zip(lats, counts)):
+            best_before = min(lats[:k - lag + 1], default=float("inf")) if k >= lag else None
+            if n == 2:
+                assert lat > 3.0 * min(lats[:k])
+            elif best_before is not None:
+                assert lat <= 3.0 * best_before
+        tune(mm64, target=target, max_trials=16, trials_per_round=8, database=str(tmp_path / "b.sqlite"),
+             farm=farm, seed=0, early_stop=None)
+        assert all(len(r) == 5 for r in farm_records(tmp_path / "b.sqlite"))
+        with pytest.raises(ValueError, match="early_stop"):
+            tune(mm64, target=target, max_trials=8, database=str(tmp_path / "c.sqlite"), farm=farm,
+                 early_stop=0.5)
+
+
+def farm_records(path) -> list[list[float]]:
+    """The timings of every record, in the order they were measured."""
+    from tunefarm.database import Database
+
+    recs = Database(str(path)).top_k("main", k=10_000)  # every record is ok in a simulation
+    return [r.result.run_secs for r in sorted(recs, key=lambda r: r.trial)]
+
+
+def test_a_worker_killed_during_search_work_loses_only_that_work(tmp_path, target, monkeypatch):
+    """The space runs on the workers; one of them SIGKILLs itself in the middle of a search request. The job
+    goes on with the budget it was given, and no program is measured twice."""
+    from tunefarm.farm import LocalFarm
+    from tunefarm.testing.spaces import KILL_FILE, dies_once
+    from tunefarm.tuning.api import tune
+
+    kill = tmp_path / "kill"
+    monkeypatch.setenv(KILL_FILE, str(kill))
+    from tunefarm.search.workloads import builtin_workload
+
+    func = builtin_workload("matmul-128")
+    with LocalFarm(2, target=target) as farm:
+        kill.write_text("")
+        result = tune(func, target=target, max_trials=5, trials_per_round=5, space=dies_once,
+                      database=str(tmp_path / "k.sqlite"), farm=farm, seed=3, strategy="random")
+        lost = farm.stats.by_status.get("lost", 0)
+    died = list(tmp_path.glob("kill.*"))
+    assert len(died) == 1 and not kill.exists()  # one worker process died, during search work
+    assert lost == 1 and farm.stats.workers_started >= 3
+    df = result.database.records()
+    assert len(df) == 5 == df.program_hash.nunique() and set(df.status) == {"ok"}

@@ -163,6 +163,7 @@ class XGBCostModel:
 
         booster = xgb.Booster()
         booster.load_model(bytearray(base64.b64decode(result["model"])))
+        booster.set_param({"nthread": 1})  # predicting a few hundred rows: a thread team only spins
         self._booster = booster
         self.metrics = ModelMetrics(**result["metrics"])
         self.history.append(self.metrics.as_dict())

@@ -147,9 +147,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
         for t in jtasks:
             t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
             db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
-        existing = warm_start(jtasks, db, str(target), farm, model)
-        if model.enough():
-            model.train()
+        existing = warm_start(jtasks, db, str(target), farm, model)  # the loop trains the model on a worker
         config = {"tasks": [[t.name, t.key, t.state.weight] for t in jtasks], "target": str(target),
                   "max_trials": max_trials, "trials_per_round": trials_per_round, "strategy": str(strategy),
                   "task_scheduler": str(task_scheduler), "seed": seed,

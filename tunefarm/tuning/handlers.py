@@ -13,13 +13,13 @@ workload, the space, the programs this worker produced) and the measurer, so:
 from __future__ import annotations
 
 import json
+import time
 
-from ..farm.measure import Measurer
+from ..farm.measure import MeasureSettings, Measurer
 from ..farm.result import MeasureResult, MeasureStatus
 from ..schedule import Trace
 from ..search.generate import TaskCache, generate
 from ..search.model_training import fit
-from ..target import Target
 
 TASKS_PER_WORKER = 16  # rebuilt tasks a worker keeps (a model has a few; more than this is a new job)
 
@@ -53,6 +53,7 @@ def measure(payload: dict, ctx) -> dict:
     measurer = ctx.state.get("tunefarm.measurer")
     if measurer is None:
         measurer = ctx.state["tunefarm.measurer"] = Measurer(ctx.lock_path)
+    started = time.perf_counter()
     func = cache.scheduled(payload["hash"])
     replayed = func is None
     if replayed:
@@ -60,11 +61,13 @@ def measure(payload: dict, ctx) -> dict:
             func = Trace.from_json(json.loads(payload["trace"])).replay(cache.task.func).mod["main"]
         except Exception as e:  # noqa: BLE001 - a trace that no longer replays is this candidate's build error
             text = f"trace replay: {type(e).__name__}: {e}"[:2000]
-            return {"result": MeasureResult(MeasureStatus.BUILD_ERROR, [], 0.0, text, measurer.host).to_dict(),
-                    "replayed": True}
+            return {"result": MeasureResult(MeasureStatus.BUILD_ERROR, [], time.perf_counter() - started, text,
+                                            measurer.host).to_dict(), "replayed": True}
     before = measurer.compiles
-    result = measurer.measure_func(cache.task.key, cache.task.func, func, Target(payload["target"]),
-                                   payload["settings"], ctx.progress)
+    key = cache.task.key
+    result = measurer.measure_func(key, ctx.shared[f"workload:{key}"], func, payload["target"],
+                                   MeasureSettings(**payload["settings"]), ctx.progress, started=started,
+                                   name=cache.task.name)
     ctx.count_compiles(measurer.compiles - before)
     return {"result": result.to_dict(), "replayed": replayed}
 

@@ -1,0 +1,148 @@
+"""How one tuning job's throughput grows with the farm: real jobs on 1, 2, 4, 8, 14 workers, and a simulated cluster.
+
+    python benchmarks/bench_scale.py [--workers 1,2,4,8,14] [--workloads matmul-128,dense-relu-784-128]
+                                     [--trials 128] [--repeats 2] [--farm local|ray|both]
+    python benchmarks/bench_scale.py --simulate-cluster 48 [--nodes 4] [--build-secs 2.0] [--trials 480]
+
+Real mode: for each farm and worker count (up to the machine's cores), a job per workload and repeat: auto space,
+evolutionary search with the XGBoost cost model, real builds and timings of single-thread kernels
+(``-num-cores=1``), a fresh database each time. Before the first job a farm of each size runs a small warm-up
+job (worker start-up and the driver's imports are not part of any figure). Printed per workload and worker
+count: trials/s (median and range over the repeats), the speed-up over one worker (ratio of medians), the
+driver process's whole CPU per trial (search, cost model, database and farm: ``TuneResult.driver_cpu_secs``),
+and the workers' busy fraction (seconds in work items / seconds alive, from the farm's own counters).
+
+Simulated cluster (``--simulate-cluster N``): a ``ray.cluster_utils.Cluster`` of ``--nodes`` nodes with N actors
+in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the search work (sampling, mutation,
+replay, postprocessing, features) and the cost model's training run for real on the actors; each measurement
+sleeps ``--build-secs`` (a build and timing on a core of its own) and reports a latency from the program hash.
+It shows whether one driver keeps that many workers busy, and what each trial costs the driver.
+
+Timings on one host are serialized by the host measurement lock (``TUNEFARM_TIMING_SLOTS``, default 1), so on a
+small machine the real mode also shows where timing becomes the wall.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tunefarm  # noqa: E402
+from tunefarm.farm import LocalFarm, RayFarm  # noqa: E402
+from tunefarm.search.workloads import builtin_workload  # noqa: E402
+from tunefarm.target import Target  # noqa: E402
+
+
+def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
+    """Run one job on ``farm``; its throughput, the driver's CPU per trial and how busy the workers were."""
+    with tempfile.TemporaryDirectory() as d:
+        busy0, alive0 = farm.stats.busy_secs, farm.stats.worker_secs
+        r = tunefarm.tune(builtin_workload(workload), target=target, max_trials=trials, trials_per_round=32,
+                          database=os.path.join(d, "t.sqlite"), farm=farm, seed=seed, progress=False)
+        alive = farm.stats.worker_secs - alive0
+        return {"tps": r.trials / r.wall_secs, "cpu_ms": 1e3 * r.driver_cpu_secs / max(1, r.trials),
+                "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"),
+                "best_us": r.best_latency_us, "trials": r.trials}
+
+
+def make_farm(kind: str, n: int, target):
+    if kind == "local":
+        return LocalFarm(n, target=target)
+    return RayFarm(num_workers=n, target=target, worker_cpus=1.0 if n <= (os.cpu_count() or 1) else 0.0)
+
+
+def real(args) -> None:
+    target = Target.host(1)
+    cores = os.cpu_count() or 1
+    sizes = [n for n in args.workers if n <= cores] or [1]
+    kinds = ["local", "ray"] if args.farm == "both" else [args.farm]
+    print(f"host: {cores} cores; target {target.cpu} -num-cores=1; {args.trials} trials per job, "
+          f"{args.repeats} repeat(s); worker counts {sizes}")
+    for kind in kinds:
+        rows: dict = {}
+        for n in sizes:
+            with make_farm(kind, n, target) as farm:
+                one_job(farm, "matmul-32", 16, 0, target)  # warm-up: worker start, imports
+                for wl in args.workloads:
+                    rows[(wl, n)] = [one_job(farm, wl, args.trials, 100 + r, target) for r in range(args.repeats)]
+                    m = rows[(wl, n)]
+                    print(f"  [{kind}] {wl} x{n}: " + ", ".join(f"{x['tps']:.1f} trials/s" for x in m), flush=True)
+            if kind == "ray":
+                import ray
+
+                ray.shutdown()
+        print(f"\n{kind} farm")
+        print(f"{'workload':<22} {'workers':>7} {'trials/s (range)':>22} {'speed-up':>9} {'driver ms/trial':>16} "
+              f"{'busy':>6} {'best us':>9}")
+        for wl in args.workloads:
+            base = statistics.median(x["tps"] for x in rows[(wl, sizes[0])])
+            for n in sizes:
+                m = rows[(wl, n)]
+                tps = [x["tps"] for x in m]
+                med = statistics.median(tps)
+                print(f"{wl:<22} {n:>7} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} {med / base:>8.2f}x "
+                      f"{statistics.median(x['cpu_ms'] for x in m):>16.2f} "
+                      f"{statistics.median(x['busy'] for x in m):>6.2f} "
+                      f"{statistics.median(x['best_us'] for x in m):>9.2f}")
+
+
+def simulated(args) -> None:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from tunefarm.testing.simulated_job import SimulatedFarm
+
+    n, nodes = args.simulate_cluster, args.nodes
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    for _ in range(nodes):
+        cluster.add_node(num_cpus=(n + nodes - 1) // nodes)
+    ray.init(address=cluster.address)
+    target = Target.host(1)
+    try:
+        t0 = time.perf_counter()
+        farm = SimulatedFarm(RayFarm(num_workers=n, target=target, worker_cpus=1.0, start_timeout_s=600),
+                             build_secs=args.build_secs)
+        print(f"simulated cluster: {nodes} nodes, {farm.num_workers} actors on {os.cpu_count()} real cores "
+              f"(started in {time.perf_counter() - t0:.0f} s); measurement simulated as {args.build_secs:g} s")
+        with farm:
+            one_job(farm, "matmul-32", min(2 * n, 64), 0, target)  # warm-up: each actor rebuilds a task once
+            for wl in args.workloads:
+                for r in range(args.repeats):
+                    m = one_job(farm, wl, args.trials, 100 + r, target)
+                    ideal = n / args.build_secs
+                    print(f"{wl}: {m['trials']} trials, {m['tps']:.1f} trials/s (all-measuring ceiling "
+                          f"{ideal:.1f}), workers busy {m['busy']:.2f}, driver {m['cpu_ms']:.2f} ms CPU per trial",
+                          flush=True)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--workers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4, 8, 14])
+    p.add_argument("--workloads", type=lambda s: s.split(","), default=["matmul-128", "dense-relu-784-128"])
+    p.add_argument("--trials", type=int, default=128)
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--farm", choices=("local", "ray", "both"), default="local")
+    p.add_argument("--simulate-cluster", type=int, default=0, metavar="N")
+    p.add_argument("--nodes", type=int, default=4)
+    p.add_argument("--build-secs", type=float, default=2.0)
+    args = p.parse_args(argv)
+    if args.simulate_cluster:
+        simulated(args)
+    else:
+        real(args)
+
+
+if __name__ == "__main__":
+    main()
