@@ -106,6 +106,12 @@ def as_prim_func(func, what: str = "workload") -> PrimFunc:
     raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")
 
 
+def as_workload(func, what: str = "workload") -> PrimFunc:
+    """The PrimFunc to schedule and build, named ``main`` whatever it was called: TVM tunes a PrimFunc as
+    ``IRModule({"main": f})``, so a space's ``sch.get_block("C", "main")`` and a build's ``mod["main"]`` find it."""
+    return as_prim_func(func, what).with_name("main")
+
+
 def resolve_target(target, farm=None):
     from ..target import Target
 
@@ -393,7 +399,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                 raise ValueError(f"two tasks are named {name!r}")
             names.add(name)
             sp = space.get(name) if isinstance(space, dict) else space
-            tune_tasks_list.append(TuneTask(name, as_prim_func(func, f"task {name!r}"), resolve_space(sp, target),
+            tune_tasks_list.append(TuneTask(name, as_workload(func, f"task {name!r}"), resolve_space(sp, target),
                                             post, weight, seed=seed + k))
         model = cost_model or XGBCostModel(seed=seed)
         if pipeline is None:
@@ -454,7 +460,7 @@ def _best_record(database, func, target):
     if database is None:
         raise TypeError("a database (a path or a tunefarm.Database) is needed")
     db = open_database(database)
-    pf = as_prim_func(func)
+    pf = as_workload(func)
     target_str = None if target is None else str(resolve_target(target))
     try:
         return pf, db.best(workload_key(pf), target=target_str)
