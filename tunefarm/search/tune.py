@@ -30,6 +30,7 @@ from ..ir.function import PrimFunc
 from ..ir.module import IRModule
 from .cost_model import XGBCostModel
 from .errors import SearchError
+from .failure_watch import FailureWatch
 from .features import FeatureCache
 from .postprocs import default_postprocs
 from .program import Program
@@ -175,6 +176,7 @@ class _Job:
         self.job_name = job_name
         self.progress_live = progress
         self.workload_texts: dict[str, str] = {}
+        self.watch = FailureWatch()  # stops a task whose first rounds all fail with one error
 
     # -- setup ------------------------------------------------------------------------------------------
     def register(self) -> None:
@@ -290,6 +292,8 @@ class _Job:
             records.append(Record(t.key, p.trace_json(), p.hash, self.target_str, r, self.job_id, base + k))
         self.db.commit_records(records)
         self.strategies[i].notify(progs, lats)
+        if (stop := self.watch.observe(t.name, results)) is not None:
+            self.errors[t.name], t.state.done = stop, True
         t.state.inflight -= 1
         t.state.record_round(len(progs), min(medians, default=math.inf))
         self.new_trials += len(progs)
@@ -319,7 +323,8 @@ class _Job:
         measures the current one (a helper thread only drives the farm) and is handed to the farm before the
         driver learns from the finished batch, so workers wait neither for the search nor for the model."""
         self._inflight: list = []
-        self.progress = Progress([t.state for t in self.tasks], self.max_trials, live=self.progress_live)
+        self.progress = Progress([t.state for t in self.tasks], self.max_trials, live=self.progress_live,
+                                 failures=self.watch)
         submitted = 0
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tunefarm-measure")
         try:
@@ -347,6 +352,9 @@ class _Job:
                     break
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            for t in self.tasks:  # a task that never succeeded (here or in stored records) ends with its error
+                if not math.isfinite(t.state.best_latency) and (why := self.watch.summary(t.name)):
+                    self.errors.setdefault(t.name, why)
             self.progress.finish()
 
 
