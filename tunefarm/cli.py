@@ -25,7 +25,7 @@ def add_best(sub: argparse._SubParsersAction) -> None:
                        description="Show the fastest successful record of each (workload, target) pair.")
     p.add_argument("--db", required=True, help="trace database file (SQLite)")
     p.add_argument("--workload", help="workload key or name (default: all workloads)")
-    p.add_argument("--target", help="only records measured on this target string")
+    p.add_argument("--target", help="only records measured on this target (its string or its label)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="table (default, for people), csv, or json (includes the traces)")
     p.set_defaults(func=cmd_best)
@@ -33,10 +33,12 @@ def add_best(sub: argparse._SubParsersAction) -> None:
 
 def best_rows(db, workload: str | None, target: str | None) -> list[dict]:
     """One dict per (workload, target) with its best successful record; traces as JSON values."""
+    from tunefarm.target import matching_target
+
     keys = [db.get_workload(workload).key] if workload else list(db.workloads()["key"])
     rows = []
     for key in keys:
-        targets = [target] if target else db.targets(key)
+        targets = [matching_target(target, db.targets(key))] if target else db.targets(key)
         for t in targets:
             rec = db.best(key, target=t)
             if rec is None:
@@ -71,6 +73,18 @@ def format_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] 
     return "\n".join([line(cols)] + [line(row) for row in cells])
 
 
+def people_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] | None = None) -> str:
+    """``format_table`` for a terminal: a target (500+ characters written out) is shown by its label, and
+    when every row has the same one, once above the table instead of in a column."""
+    from tunefarm.target import target_label
+
+    targets = {r["target"] for r in rows}
+    if len(targets) == 1 and "target" in cols:
+        table = format_table(rows, [c for c in cols if c != "target"], shorten)
+        return f"target: {target_label(next(iter(targets)))}\n{table}"
+    return format_table([{**r, "target": target_label(r["target"])} for r in rows], cols, shorten)
+
+
 def cmd_best(args: argparse.Namespace) -> int:
     from tunefarm.database import Database
 
@@ -83,8 +97,12 @@ def cmd_best(args: argparse.Namespace) -> int:
         writer.writeheader()
         writer.writerows({**r, "trace": json.dumps(r["trace"], separators=(",", ":"))} for r in rows)
     elif rows:
-        print(format_table(rows, ["workload", "target", "median_us", "gflops", "trials", "trial", "job_id",
-                                  "program_hash"], shorten={"workload": 40}))
+        from tunefarm.database.sqlite_database import SHORT_KEY
+
+        shown = [{**r, "key": r["workload_key"][:SHORT_KEY], "program": (r["program_hash"] or "")[:SHORT_KEY]}
+                 for r in rows]
+        print(people_table(shown, ["workload", "key", "target", "median_us", "gflops", "trials", "trial", "job_id",
+                                   "program"], shorten={"workload": 32}))
     if not rows:
         where = f" for workload {args.workload!r}" if args.workload else ""
         where += f" on target {args.target!r}" if args.target else ""
@@ -218,8 +236,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
-        print(format_table(rows, ["workload", "target", "tuned_us", "untuned_us", "speedup", "gflops",
-                                  "stored_us", "trials", "check"], shorten={"workload": 40, "check": 60}))
+        print(people_table(rows, ["workload", "target", "tuned_us", "untuned_us", "speedup", "gflops",
+                                  "stored_us", "trials", "check"], shorten={"workload": 32, "check": 24}))
+        for r in rows:
+            if r["check"] != "ok":
+                print(f"{r['workload']}: {r['check']}"[:120])
     return 0 if all(r["check"] == "ok" for r in rows) else 1
 
 

@@ -382,13 +382,14 @@ class Database:
 
     # -- pandas views ------------------------------------------------------------------------------------
     @_translated
-    def records(self, workload: Any = None, target: str | None = None, status: Any = None):
-        """All matching records as a typed ``pandas.DataFrame`` (see :func:`tunefarm.database.query.records_frame`)."""
+    def records(self, workload: Any = None, target: str | None = None, status: Any = None, decisions: bool = True):
+        """All matching records as a typed ``pandas.DataFrame`` (see :func:`tunefarm.database.query.records_frame`),
+        with a ``decision_<index>_<instruction>`` column per sampling decision unless ``decisions=False``."""
         from tunefarm.database import query
 
         conn = self._conn()
         wid = None if workload is None else self._workload(conn, workload).workload_id
-        return query.records_frame(conn, workload_id=wid, target=target, status=status)
+        return query.records_frame(conn, workload_id=wid, target=target, status=status, decisions=decisions)
 
     @_translated
     def workloads(self):
