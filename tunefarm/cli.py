@@ -154,8 +154,8 @@ def add_tune_model(sub: argparse._SubParsersAction) -> None:
                                    "scheduler), compile the model from the database, check it against numpy and "
                                    "time it against numpy and torch. 'mlp' is the course's FashionMNIST MLP.")
     p.add_argument("model", choices=("mlp", "convnet"), help="model to tune")
-    p.add_argument("--params", help="weights: the course's .pkl (sha256-checked) or an .npz (default: fetch the "
-                                    "course's file into ~/.cache/tunefarm, else seeded random weights)")
+    p.add_argument("--params", help="weights file: an .npz, or a .pkl read by the safe unpickler (default: the "
+                                    "course's weights shipped with tunefarm, sha256-checked)")
     p.add_argument("--trials", type=int, default=256, help="trial budget per batch size (stored trials count)")
     p.add_argument("--db", default="tune.sqlite", help="trace database (created if missing; default tune.sqlite)")
     p.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 1 and 64)")
@@ -166,7 +166,6 @@ def add_tune_model(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None, help="measuring workers (default: one per core)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save-dir", default=None, help="also save each compiled executable in this directory")
-    p.add_argument("--no-download", action="store_true", help="never fetch the course's weights from the network")
     p.set_defaults(func=cmd_tune_model)
 
 
@@ -180,11 +179,10 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
                                    "schedule); the whole model becomes one native function saved as one file.")
     p.add_argument("model", choices=("mlp", "convnet"), help="model to compile")
     p.add_argument("-o", "--output", required=True, help="executable file to write (e.g. mlp.tfx)")
-    p.add_argument("--params", help="weights file (.pkl from the course, or .npz)")
+    p.add_argument("--params", help="weights file (.npz, or .pkl; default for mlp: the course's weights)")
     p.add_argument("--db", default=None, help="trace database with tuned kernels (default: none, default schedules)")
     p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     p.add_argument("--target", default=None, help="target (default: this machine)")
-    p.add_argument("--no-download", action="store_true", help="never fetch the course's weights from the network")
     p.set_defaults(func=cmd_compile)
 
 
