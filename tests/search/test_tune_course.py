@@ -169,17 +169,7 @@ def mm(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
 
-@ir_module
-class ModuleWithMm:
-    @T.prim_func
-    def mm(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
-        T.func_attr({"global_symbol": "mm", "tir.noalias": True})
-        for i, j, k in T.grid(64, 64, 64):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0.0
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+ModuleWithMm = tunefarm.IRModule({"mm": mm})
 
 
 @pytest.mark.parametrize("workload", [mm, ModuleWithMm], ids=["prim_func_mm", "module_with_mm"])
