@@ -1,6 +1,6 @@
 """Whole-model benchmark: the course's FashionMNIST MLP, tunefarm vs numpy vs torch vs TVM.
 
-    python benchmarks/bench_model.py --params ../shared/data/fasionmnist_mlp_params.pkl --trials 256
+    python benchmarks/bench_model.py --trials 256 [--params weights.npz]
                                      [--tvm | --no-tvm] [--tvm-trials N]
 
 For each batch size (1 and 64): tune the model's kernels (``tune_model``; resumes from ``--db``, so a
@@ -52,11 +52,10 @@ import tunefarm  # noqa: E402
 from tunefarm import nn  # noqa: E402
 from tunefarm.graph.main_job import check_against_numpy, make_farm, torch_mlp  # noqa: E402
 from tunefarm.graph.models import mlp, mlp_reference  # noqa: E402
-from tunefarm.graph.params import find_mlp_params, random_mlp_params  # noqa: E402
+from tunefarm.graph.params import find_mlp_params  # noqa: E402
 
 TVM_US = {1: 5.1, 64: 116.0}
 REFERENCE_US = {"numpy": {1: 8.5, 64: 184.0}, "torch": {1: 12.8, 64: 150.0}}
-DEFAULT_PARAMS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "fasionmnist_mlp_params.pkl"
 
 
 def per_call_us(fn, arg, seconds: float) -> float:
@@ -117,8 +116,7 @@ def time_breakdown(mod, named, exe, x, database, target, rounds: int) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default=str(DEFAULT_PARAMS) if DEFAULT_PARAMS.exists() else None,
-                   help="the course's weights (default: ../shared/data when present, else seeded random)")
+    p.add_argument("--params", default=None, help="weights file (default: the course's, shipped with tunefarm)")
     p.add_argument("--db", default="bench_model.sqlite", help="trace database (resumed when it exists)")
     p.add_argument("--trials", type=int, default=256, help="tuning budget per batch size (0: no tuning)")
     p.add_argument("--batch", type=int, action="append", help="batch sizes (default 1 and 64)")
@@ -138,10 +136,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
-    params, source = find_mlp_params(args.params, download=False)
-    if params is None:
-        print(f"NOTE: real weights unavailable ({source}); using seeded random weights")
-        params, source = random_mlp_params(args.seed), "seeded random weights"
+    params, source = find_mlp_params(args.params)
     print(f"weights: {source}\ndatabase: {args.db}, tuning budget {args.trials} trials per batch size")
     torch_run = torch_mlp(params)
     if torch_run is None:
@@ -150,6 +145,7 @@ def main(argv=None) -> int:
     farm, owned = (None, False)
     if args.trials > 0:
         farm, owned = make_farm(args.farm, None, args.workers)
+        farm.start()  # here, on the main thread (make_farm's farm would start on the job's measuring thread)
     rows = []
     try:
         target = farm.target if farm is not None else None

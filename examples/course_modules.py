@@ -5,7 +5,7 @@ Only the imports changed (``from tunefarm.script import T, R, ir_module`` / ``im
 ``MyModuleWithExternCall`` (registered library functions), ``MyModuleMixture`` (both), ``BindParams``,
 and the ``BlockBuilder`` + ``emit_te`` construction.
 
-    python examples/course_modules.py [--params ../shared/data/fasionmnist_mlp_params.pkl]
+    python examples/course_modules.py [--params weights.npz]
 """
 from __future__ import annotations
 
@@ -168,17 +168,13 @@ def block_builder_module():
 
 
 def main(argv=None) -> int:
-    from tunefarm.graph.params import find_mlp_params, random_mlp_params
+    from tunefarm.graph.params import find_mlp_params
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data",
-                           "fasionmnist_mlp_params.pkl")
-    p.add_argument("--params", default=default if os.path.exists(default) else None)
+    p.add_argument("--params", default=None, help="weights file (default: the course's, shipped with tunefarm)")
     args = p.parse_args(argv)
-    mlp_params, source = find_mlp_params(args.params, download=True)
-    if mlp_params is None:
-        print(f"NOTE: {source}; using seeded random weights")
-        mlp_params = random_mlp_params(0)
+    mlp_params, source = find_mlp_params(args.params)
+    print(f"weights: {source}")
     data = np.random.default_rng(0).random((1, 784), dtype=np.float32)  # stands in for a flattened image
     ref = np.maximum(data @ mlp_params["w0"].T + mlp_params["b0"], 0) @ mlp_params["w1"].T + mlp_params["b1"]
     weights = [mlp_params[k] for k in ("w0", "b0", "w1", "b1")]

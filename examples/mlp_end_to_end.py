@@ -7,7 +7,7 @@
 5. check it against numpy, save it, load it back, and time it against numpy;
 6. the course's other route: tune ``linear0`` of ``MyModuleMixture`` on its own and swap it into the module.
 
-    python examples/mlp_end_to_end.py --trials 64 [--params ../shared/data/fasionmnist_mlp_params.pkl]
+    python examples/mlp_end_to_end.py --trials 64 [--params weights.npz]
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ sys.path.insert(0, HERE)
 import tunefarm  # noqa: E402
 from tunefarm import nn  # noqa: E402
 from tunefarm.farm import LocalFarm  # noqa: E402
-from tunefarm.graph.params import find_mlp_params, random_mlp_params  # noqa: E402
+from tunefarm.graph.params import find_mlp_params  # noqa: E402
 
 
 def numpy_mlp(data, w0, b0, w1, b1):
@@ -60,21 +60,16 @@ def per_call_us(fn, *args, n=2000):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    default = os.path.join(HERE, "..", "..", "shared", "data", "fasionmnist_mlp_params.pkl")
-    p.add_argument("--params", default=default if os.path.exists(default) else None)
+    p.add_argument("--params", default=None, help="weights file (default: the course's, shipped with tunefarm)")
     p.add_argument("--trials", type=int, default=64, help="tuning budget for the whole model")
     p.add_argument("--db", default=None, help="trace database (default: a temporary file)")
     args = p.parse_args(argv)
     work = tempfile.mkdtemp(prefix="tunefarm-mlp-")
     db_path = args.db or os.path.join(work, "tune.sqlite")
 
-    # 1. weights (the course's pickle, read by an allowlisting unpickler and checked by sha256)
-    mlp_params, source = find_mlp_params(args.params, download=True)
-    if mlp_params is None:
-        print(f"NOTE: the course's weights are unavailable ({source}); using seeded random weights")
-        mlp_params = random_mlp_params(0)
-    else:
-        print(f"weights: {source}")
+    # 1. weights (the course's, shipped with tunefarm and checked by sha256; or --params PATH)
+    mlp_params, source = find_mlp_params(args.params)
+    print(f"weights: {source}")
     data = np.random.default_rng(0).random((1, 784), dtype=np.float32)  # a flattened 28x28 image in [0, 1)
     ref = numpy_mlp(data, **mlp_params)
     print("numpy prediction:", int(ref.argmax(1)[0]))

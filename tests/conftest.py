@@ -14,5 +14,3 @@ for p in (str(ROOT), str(ROOT / "tests")):
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-
-SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -25,7 +25,7 @@ def add_best(sub: argparse._SubParsersAction) -> None:
                        description="Show the fastest successful record of each (workload, target) pair.")
     p.add_argument("--db", required=True, help="trace database file (SQLite)")
     p.add_argument("--workload", help="workload key or name (default: all workloads)")
-    p.add_argument("--target", help="only records measured on this target string")
+    p.add_argument("--target", help="only records measured on this target (its string or its label)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="table (default, for people), csv, or json (includes the traces)")
     p.set_defaults(func=cmd_best)
@@ -33,10 +33,12 @@ def add_best(sub: argparse._SubParsersAction) -> None:
 
 def best_rows(db, workload: str | None, target: str | None) -> list[dict]:
     """One dict per (workload, target) with its best successful record; traces as JSON values."""
+    from tunefarm.target import matching_target
+
     keys = [db.get_workload(workload).key] if workload else list(db.workloads()["key"])
     rows = []
     for key in keys:
-        targets = [target] if target else db.targets(key)
+        targets = [matching_target(target, db.targets(key))] if target else db.targets(key)
         for t in targets:
             rec = db.best(key, target=t)
             if rec is None:
@@ -71,6 +73,18 @@ def format_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] 
     return "\n".join([line(cols)] + [line(row) for row in cells])
 
 
+def people_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] | None = None) -> str:
+    """``format_table`` for a terminal: a target (500+ characters written out) is shown by its label, and
+    when every row has the same one, once above the table instead of in a column."""
+    from tunefarm.target import target_label
+
+    targets = {r["target"] for r in rows}
+    if len(targets) == 1 and "target" in cols:
+        table = format_table(rows, [c for c in cols if c != "target"], shorten)
+        return f"target: {target_label(next(iter(targets)))}\n{table}"
+    return format_table([{**r, "target": target_label(r["target"])} for r in rows], cols, shorten)
+
+
 def cmd_best(args: argparse.Namespace) -> int:
     from tunefarm.database import Database
 
@@ -83,8 +97,12 @@ def cmd_best(args: argparse.Namespace) -> int:
         writer.writeheader()
         writer.writerows({**r, "trace": json.dumps(r["trace"], separators=(",", ":"))} for r in rows)
     elif rows:
-        print(format_table(rows, ["workload", "target", "median_us", "gflops", "trials", "trial", "job_id",
-                                  "program_hash"], shorten={"workload": 40}))
+        from tunefarm.database.sqlite_database import SHORT_KEY
+
+        shown = [{**r, "key": r["workload_key"][:SHORT_KEY], "program": (r["program_hash"] or "")[:SHORT_KEY]}
+                 for r in rows]
+        print(people_table(shown, ["workload", "key", "target", "median_us", "gflops", "trials", "trial", "job_id",
+                                   "program"], shorten={"workload": 32}))
     if not rows:
         where = f" for workload {args.workload!r}" if args.workload else ""
         where += f" on target {args.target!r}" if args.target else ""
@@ -136,8 +154,8 @@ def add_tune_model(sub: argparse._SubParsersAction) -> None:
                                    "scheduler), compile the model from the database, check it against numpy and "
                                    "time it against numpy and torch. 'mlp' is the course's FashionMNIST MLP.")
     p.add_argument("model", choices=("mlp", "convnet"), help="model to tune")
-    p.add_argument("--params", help="weights: the course's .pkl (sha256-checked) or an .npz (default: fetch the "
-                                    "course's file into ~/.cache/tunefarm, else seeded random weights)")
+    p.add_argument("--params", help="weights file: an .npz, or a .pkl read by the safe unpickler (default: the "
+                                    "course's weights shipped with tunefarm, sha256-checked)")
     p.add_argument("--trials", type=int, default=256, help="trial budget per batch size (stored trials count)")
     p.add_argument("--db", default="tune.sqlite", help="trace database (created if missing; default tune.sqlite)")
     p.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 1 and 64)")
@@ -148,7 +166,6 @@ def add_tune_model(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None, help="measuring workers (default: one per core)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save-dir", default=None, help="also save each compiled executable in this directory")
-    p.add_argument("--no-download", action="store_true", help="never fetch the course's weights from the network")
     p.set_defaults(func=cmd_tune_model)
 
 
@@ -162,11 +179,10 @@ def add_compile(sub: argparse._SubParsersAction) -> None:
                                    "schedule); the whole model becomes one native function saved as one file.")
     p.add_argument("model", choices=("mlp", "convnet"), help="model to compile")
     p.add_argument("-o", "--output", required=True, help="executable file to write (e.g. mlp.tfx)")
-    p.add_argument("--params", help="weights file (.pkl from the course, or .npz)")
+    p.add_argument("--params", help="weights file (.npz, or .pkl; default for mlp: the course's weights)")
     p.add_argument("--db", default=None, help="trace database with tuned kernels (default: none, default schedules)")
     p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     p.add_argument("--target", default=None, help="target (default: this machine)")
-    p.add_argument("--no-download", action="store_true", help="never fetch the course's weights from the network")
     p.set_defaults(func=cmd_compile)
 
 
@@ -218,8 +234,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
-        print(format_table(rows, ["workload", "target", "tuned_us", "untuned_us", "speedup", "gflops",
-                                  "stored_us", "trials", "check"], shorten={"workload": 40, "check": 60}))
+        print(people_table(rows, ["workload", "target", "tuned_us", "untuned_us", "speedup", "gflops",
+                                  "stored_us", "trials", "check"], shorten={"workload": 32, "check": 24}))
+        for r in rows:
+            if r["check"] != "ok":
+                print(f"{r['workload']}: {r['check']}"[:120])
     return 0 if all(r["check"] == "ok" for r in rows) else 1
 
 

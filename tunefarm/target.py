@@ -192,6 +192,19 @@ class Target:
         parts.append(f"-num-cores={self.num_cores}")
         return " ".join(parts)
 
+    def label(self) -> str:
+        """A short form for tables and logs: the full string lists every CPU feature (500+ characters).
+
+        On a CPU of this machine's kind with this machine's features it is ``llvm -mcpu=NAME -num-cores=N``,
+        which parses back to this target here; otherwise a long feature list is replaced by its count
+        (``-mattr=<28 features>``), and only ``str(target)`` names the target exactly.
+        """
+        if self.cpu == host_cpu_name() and self.features == host_cpu_features():
+            return f"llvm -mcpu={self.cpu} -num-cores={self.num_cores}"
+        if len(",".join(self.features)) <= 32:
+            return str(self)
+        return f"llvm -mcpu={self.cpu} -mattr=<{len(self.features)} features> -num-cores={self.num_cores}"
+
     def __repr__(self) -> str:
         return f"Target({str(self)!r})"
 
@@ -205,6 +218,33 @@ class Target:
 
     def __hash__(self):
         return hash(str(self))
+
+
+def target_label(text: str) -> str:
+    """``Target(text).label()``, or ``text`` itself when it does not parse (a database from elsewhere)."""
+    try:
+        return Target(text).label()
+    except (TypeError, ValueError):
+        return text
+
+
+def matching_target(text: str, stored) -> str:
+    """The string among ``stored`` that names the same target as ``text`` (``text`` itself if none does), so
+    that a label such as ``llvm -num-cores=1`` finds this machine's full target string in a database."""
+    stored = list(stored)
+    if text in stored:
+        return text
+    try:
+        wanted = Target(text)
+    except (TypeError, ValueError):
+        return text
+    for s in stored:
+        try:
+            if Target(s) == wanted:
+                return s
+        except (TypeError, ValueError):
+            continue
+    return text
 
 
 def as_target(target) -> Target:

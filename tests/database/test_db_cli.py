@@ -19,7 +19,7 @@ def test_best_table(study, capsys):
     assert main(["best", "--db", db.path]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0].split()[:4] == ["workload", "target", "median_us", "gflops"]
+    assert lines[0].split()[:5] == ["workload", "key", "target", "median_us", "gflops"]
     assert len(lines) == 1 + 4  # dense, relu x 2 targets, evil
     best = db.best("wk-dense")
     dense = next(line for line in lines if line.startswith("dense_128x128x128"))

@@ -20,12 +20,13 @@ EXPECTED_DTYPES = {
     "record_id": "int64", "workload": "str", "workload_key": "str", "target": "str", "status": "category",
     "median_us": "float64", "mean_us": "float64", "min_us": "float64", "gflops": "float64", "trial": "int64",
     "job_id": "Int64", "job": "str", "host": "str", "created": "datetime64[ns]", "build_secs": "float64",
-    "error": "str", "program_hash": "str", "trace_json": "str",
+    "error": "str", "program_hash": "str", "trace_json": "str", "repeats": "int64",
 }
 
 
 def _check_dtypes(df: pd.DataFrame) -> None:
-    assert list(df.columns) == list(EXPECTED_DTYPES)
+    assert list(df.columns)[:len(EXPECTED_DTYPES)] == list(EXPECTED_DTYPES)
+    assert all(c.startswith("decision_") for c in list(df.columns)[len(EXPECTED_DTYPES):])
     for col, expected in EXPECTED_DTYPES.items():
         dtype = df[col].dtype
         if expected == "str":
@@ -154,3 +155,18 @@ def test_top_k_matches_a_sorted_reference(items, k):
         expected = np.array([s * 1e6 if st_ is MeasureStatus.OK else math.nan for st_, s, _ in items])
         np.testing.assert_allclose(df["median_us"].to_numpy(), expected, rtol=1e-12)
         db.close()
+
+
+def test_records_have_a_column_per_sampling_decision_and_the_repeat_count(study):
+    db, _ = study
+    df = db.records("dense_128x128x128", target=TARGET_A)
+    assert list(df.columns)[len(EXPECTED_DTYPES):] == ["decision_2_sample_perfect_tile"]
+    wrapped = df["trace_json"].map(lambda t: isinstance(json.loads(t), dict))
+    expected = [tuple(d for _, d in json.loads(t)["decisions"])[0] for t in df[wrapped]["trace_json"]]
+    assert df[wrapped]["decision_2_sample_perfect_tile"].tolist() == [tuple(e) for e in expected]
+    assert df[~wrapped]["decision_2_sample_perfect_tile"].isna().all()  # bare instruction lists decide nothing
+    fastest = df[df.status == "ok"].groupby("decision_2_sample_perfect_tile").median_us.min()  # tuples group
+    assert len(fastest) >= 2
+    ok = df["status"] == "ok"
+    assert (df[ok]["repeats"] == 3).all() and (df[~ok]["repeats"] == 0).all()
+    assert list(db.records(decisions=False).columns) == list(EXPECTED_DTYPES)

@@ -4,16 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graph_helpers import MLP_PARAMS
+from tunefarm.graph.params import course_mlp_params
 
 
 @pytest.fixture(scope="session")
 def mlp_params():
-    """The course's real FashionMNIST MLP weights (w0, b0, w1, b1), read through the safe unpickler."""
-    from tunefarm.graph.params import MLP_PARAMS_SHA256, load_pickle_params
-
-    assert MLP_PARAMS.exists(), f"the course's weights are expected at {MLP_PARAMS} (../shared/data)"
-    return load_pickle_params(MLP_PARAMS, MLP_PARAMS_SHA256)
+    """The course's real FashionMNIST MLP weights (w0, b0, w1, b1), as shipped with tunefarm (sha256 checked)."""
+    return course_mlp_params()
 
 
 @pytest.fixture()

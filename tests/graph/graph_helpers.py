@@ -5,8 +5,10 @@ from pathlib import Path
 
 import numpy as np
 
+from tunefarm.graph.params import COURSE_NPZ
+
 ROOT = Path(__file__).resolve().parents[2]
-MLP_PARAMS = ROOT.parent / "shared" / "data" / "fasionmnist_mlp_params.pkl"
+MLP_PARAMS = COURSE_NPZ  # the course's weights as tunefarm ships them
 
 
 def numpy_mlp(x, p):

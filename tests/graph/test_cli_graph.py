@@ -40,22 +40,22 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 def test_tune_model_main_job_on_a_local_farm(tmp_path, capsys):
     db = tmp_path / "tune.sqlite"
-    code = main(["tune-model", "mlp", "--params", str(MLP_PARAMS), "--trials", "4", "--db", str(db),
-                 "--farm", "local", "--workers", "2", "--batch", "1", "--save-dir", str(tmp_path / "exe")])
+    code = main(["tune-model", "mlp", "--trials", "4", "--db", str(db), "--farm", "local", "--workers", "2",
+                 "--batch", "1", "--save-dir", str(tmp_path / "exe")])
     out = capsys.readouterr().out
     assert code == 0
-    assert f"weights: {MLP_PARAMS} (the course file, sha256 verified)" in out
-    assert "identical argmax" in out
-    assert "== kernels ==" in out and "fused_matmul_add_relu" in out
-    assert "tunefarm_us" in out and "numpy_us" in out
+    assert "weights: the course's FashionMNIST weights (fasionmnist_mlp_params.npz, shipped with tunefarm, " \
+           "sha256 verified)" in out
+    assert "identical argmax (tuned and untuned)" in out
+    assert "== kernels ==" in out and "fused_matmul_add_relu_1x128" in out
     assert (tmp_path / "exe" / "mlp_b1.tfx").exists() and db.exists()
 
 
-def test_tune_model_without_weights_says_so(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("TUNEFARM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("TUNEFARM_MLP_PARAMS", raising=False)
-    code = main(["tune-model", "mlp", "--no-download", "--trials", "0", "--db", str(tmp_path / "t.sqlite"),
+def test_tune_model_with_a_users_weights_says_whose(tmp_path, capsys, mlp_params):
+    own = tmp_path / "own.npz"
+    np.savez(own, **{k: v * 0.5 for k, v in mlp_params.items()})
+    code = main(["tune-model", "mlp", "--params", str(own), "--trials", "0", "--db", str(tmp_path / "t.sqlite"),
                  "--farm", "local", "--workers", "1", "--batch", "4"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "SEEDED RANDOM weights" in out and "identical argmax" in out
+    assert f"weights: {own} (not the course weights)" in out and "identical argmax" in out

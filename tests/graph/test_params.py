@@ -8,8 +8,6 @@ import pytest
 
 from tunefarm.graph import params as P
 
-from graph_helpers import MLP_PARAMS
-
 
 class _Evil:
     def __reduce__(self):
@@ -18,13 +16,27 @@ class _Evil:
         return (os.system, ("echo pwned",))
 
 
-def test_course_pickle_loads_with_checksum(mlp_params):
+def test_the_course_weights_ship_with_tunefarm_and_are_checked(mlp_params, tmp_path, monkeypatch):
     assert {k: v.shape for k, v in mlp_params.items()} == {"w0": (128, 784), "b0": (128,), "w1": (10, 128),
                                                            "b1": (10,)}
-    assert all(v.dtype == np.float32 for v in mlp_params.values())
-    assert P.sha256_of(MLP_PARAMS) == P.MLP_PARAMS_SHA256
+    assert all(v.dtype == np.float32 and v.flags.c_contiguous for v in mlp_params.values())
+    assert P.sha256_of(P.COURSE_NPZ) == P.COURSE_NPZ_SHA256
+    damaged = tmp_path / "damaged.npz"
+    data = bytearray(P.COURSE_NPZ.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    monkeypatch.setattr(P, "COURSE_NPZ", damaged)
+    with pytest.raises(ValueError, match="sha256 is .* expected " + P.COURSE_NPZ_SHA256):
+        P.course_mlp_params()
+
+
+def test_pickled_weights_load_through_the_allowlist_with_their_checksum(tmp_path, mlp_params):
+    path = tmp_path / "w.pkl"
+    path.write_bytes(pickle.dumps(dict(mlp_params)))
+    loaded = P.load_pickle_params(path, P.sha256_of(path))
+    assert all(np.array_equal(loaded[k], mlp_params[k]) for k in mlp_params)
     with pytest.raises(ValueError, match="sha256 is .* expected 0000"):
-        P.load_pickle_params(MLP_PARAMS, "0" * 64)
+        P.load_pickle_params(path, "0" * 64)
 
 
 def test_unpickler_refuses_code(tmp_path):
@@ -60,30 +72,19 @@ def test_npz_dict_and_roundtrip(tmp_path, mlp_params):
         P.load_params({1: np.zeros(1)})
 
 
-def test_find_mlp_params_order_and_offline_behaviour(tmp_path, monkeypatch, mlp_params):
-    monkeypatch.setenv("TUNEFARM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv(P.PARAMS_ENV, raising=False)
-    got, source = P.find_mlp_params(str(MLP_PARAMS))
-    assert source == f"{MLP_PARAMS} (the course file, sha256 verified)"
-    assert np.array_equal(got["w1"], mlp_params["w1"])
+def test_find_mlp_params_defaults_to_the_course_weights_and_names_a_users_file(tmp_path, mlp_params):
+    got, source = P.find_mlp_params()
+    assert all(np.array_equal(got[k], mlp_params[k]) for k in mlp_params)
+    assert "the course's FashionMNIST weights" in source and "sha256 verified" in source
+    same = tmp_path / "same.pkl"
+    same.write_bytes(pickle.dumps(dict(mlp_params)))
+    assert P.find_mlp_params(same)[1] == f"{same} (the course weights)"
     own = tmp_path / "own.npz"
     np.savez(own, **{k: v * 2 for k, v in mlp_params.items()})
     got, source = P.find_mlp_params(str(own))
-    assert source.endswith("(not the course file)") and np.array_equal(got["w1"], mlp_params["w1"] * 2)
-    got, reason = P.find_mlp_params(None, download=False)
-    assert got is None and "--params" in reason
-    monkeypatch.setenv(P.PARAMS_ENV, str(MLP_PARAMS))
-    got, source = P.find_mlp_params(None, download=False)
-    assert got is not None and source.startswith(str(MLP_PARAMS))
-    monkeypatch.delenv(P.PARAMS_ENV)
-    cached = tmp_path / "cache" / "fasionmnist_mlp_params.pkl"
-    cached.parent.mkdir(parents=True)
-    cached.write_bytes(MLP_PARAMS.read_bytes())
-    got, source = P.find_mlp_params(None, download=False)
-    assert got is not None and source == str(cached)
-    cached.write_bytes(b"corrupted")  # a damaged cache entry is dropped, never trusted
-    got, _ = P.find_mlp_params(None, download=False)
-    assert got is None and not cached.exists()
+    assert source == f"{own} (not the course weights)" and np.array_equal(got["w1"], mlp_params["w1"] * 2)
+    with pytest.raises(FileNotFoundError):
+        P.find_mlp_params(tmp_path / "missing.npz")
 
 
 def test_random_weights_are_seeded():

@@ -1,7 +1,6 @@
 """The course's TVMScript parses into the IR it means (structure checked node by node, and run on numpy)."""
 from __future__ import annotations
 
-import glob
 import re
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from tunefarm.ir.module import IRModule
 from tunefarm.ir.structural import assert_structural_equal
 from tunefarm.script import T, from_source, ir_module
 
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+COURSE_SCRIPTS = Path(__file__).resolve().parent / "course_scripts"  # the notes' TVMScript blocks, verbatim
 
 
 def loops_of(stmt):
@@ -365,8 +364,7 @@ def f(A: T.Buffer((4,), "float32")):
 # the seed notes, exactly as written there
 # -----------------------------------------------------------------------------------------------------------
 def _seed(prefix: str) -> str:
-    (path,) = glob.glob(str(SEEDS / f"{prefix}_*.txt"))
-    return Path(path).read_text(encoding="utf-8")
+    return (COURSE_SCRIPTS / f"{prefix}.md").read_text(encoding="utf-8")
 
 
 def _blocks(text: str) -> list[str]:

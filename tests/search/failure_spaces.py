@@ -9,7 +9,8 @@ it measures one good and one bad program (two distinct programs: the dedup guara
 - ``hang``: ``C[i] = exp(A)[i] + exp(A)[N-1-i]``; ``compute_at`` of the exp block under ``i`` recomputes a
   bounding box of ~N elements per iteration (N^2 exps, minutes) -> ``timeout``.
 - ``build_error``: ``erf`` of float16 values, which the code generator does not support (every schedule of it
-  fails to build; the space only splits the loop two ways).
+  fails to build; ``split_space`` only splits the loop two ways, ``three_way_split_space`` in 91 ways over
+  ``wide_float16_erf``'s 4096 elements: more programs than a job's budget, all failing alike).
 - ``segfault``: 132 inputs summed; a ``local`` cache of each input is a 64 KiB stack array, 8.4 MiB in all,
   more than the 8 MiB stack -> the worker dies of SIGSEGV -> ``worker_lost``.
 """
@@ -97,4 +98,14 @@ def float16_erf_workload(n: int = 64) -> PrimFunc:
 def split_space(sch):
     (i,) = sch.get_loops(sch.get_block("B"))
     sch.split(i, factors=[None, 4 if _choice(sch) else 8])
+    return sch
+
+
+def wide_float16_erf() -> PrimFunc:
+    return float16_erf_workload(4096)
+
+
+def three_way_split_space(sch):
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(i, factors=sch.sample_perfect_tile(i, n=3))
     return sch

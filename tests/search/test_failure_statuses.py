@@ -36,14 +36,18 @@ def test_wrong_result_timeout_and_segfault_are_recorded_and_the_job_goes_on(tmp_
     assert "budget" in bad.loc["hang", "error"]
     assert "SIGSEGV" in bad.loc["segv", "error"]
     assert df[df.status != "ok"].median_us.isna().all()
-    # the job is finished, each task has its one good program as best
+    # the job is finished; each task has its one good program as best, except the one that never built,
+    # which ends with its error (status and first line), and so does the job
     jobs = result.database.jobs()
-    assert list(jobs.status) == ["finished"]
+    assert list(jobs.status) == ["finished_with_errors"]
     for name in ("wrong", "hang", "segv"):
         best = result.best_record(name)
         assert best is not None and best.status.value == "ok"
     assert result.best_record("nobuild") is None
-    assert result.errors == {}
+    assert list(result.errors) == ["nobuild"]
+    assert result.errors["nobuild"].startswith("task 'nobuild': all 2 trials failed (the same error): build_error: ")
+    assert "erf is supported for float32/float64" in result.errors["nobuild"]
+    assert "\n" not in result.errors["nobuild"]
 
 
 def test_a_space_without_valid_schedules_ends_with_a_search_error(tmp_path, target, farm, mm64):

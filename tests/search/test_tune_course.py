@@ -173,3 +173,37 @@ def test_a_worker_killed_during_search_work_loses_only_that_work(tmp_path, targe
     assert lost == 1 and farm.stats.workers_started >= 3
     df = result.database.records()
     assert len(df) == 5 == df.program_hash.nunique() and set(df.status) == {"ok"}
+
+
+@T.prim_func
+def mm(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: T.Buffer((64, 64), "float32")):
+    for i, j, k in T.grid(64, 64, 64):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = 0.0
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+ModuleWithMm = tunefarm.IRModule({"mm": mm})
+
+
+@pytest.mark.parametrize("workload", [mm, ModuleWithMm], ids=["prim_func_mm", "module_with_mm"])
+def test_course_flow_on_a_function_not_named_main(tmp_path, target, farm, workload):
+    """As in TVM, a PrimFunc is tuned and built as ``IRModule({"main": f})``: the course's space, which asks for
+    ``sch.get_block("C", "main")``, gives ok trials, and ``compile_tir`` builds a module with ``main``."""
+    from search_spaces.matmul import stochastic_schedule_mm
+
+    db_path = str(tmp_path / "mm.sqlite")
+    result = tunefarm.tune(workload, target=target, max_trials=8, space=stochastic_schedule_mm, database=db_path,
+                           farm=farm, seed=0)
+    df = result.database.records()
+    assert len(df) == 5 and (df.status == "ok").all(), df.error.tolist()  # 64-wide j: inner 1, 2, 4, 8, 16
+    assert list(df.workload.unique()) == ["mm"]  # the task keeps the function's own name
+    lib = tunefarm.compile_tir(db_path, workload, target)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((2, 64, 64), dtype=np.float32)
+    c = np.zeros((64, 64), np.float32)
+    lib["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    assert tunefarm.Database(db_path).best(workload).median_us == result.best_latency_us

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tunefarm.database.decisions import decision_columns
 from tunefarm.farm.result import MeasureStatus
 
 STATUS_DTYPE = pd.CategoricalDtype([s.value for s in MeasureStatus])
@@ -40,11 +41,13 @@ RECORD_COLUMNS: dict[str, Any] = {
     "error": "str",
     "program_hash": "str",
     "trace_json": "str",
+    "repeats": "int64",
 }
 
 _RECORDS_SQL = (
     "SELECT r.id, w.name, w.key, t.target, r.status, r.median_secs, r.mean_secs, r.min_secs, w.flop, r.trial, "
-    "r.job_id, j.name, r.host, r.created_us, r.build_secs, r.error, r.program_hash, r.trace_json "
+    "r.job_id, j.name, r.host, r.created_us, r.build_secs, r.error, r.program_hash, r.trace_json, "
+    "json_array_length(r.run_secs_json) "
     "FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN jobs j ON j.id = r.job_id")
 
@@ -87,14 +90,17 @@ def _statuses(status: Any) -> list[str]:
 
 
 def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, target: str | None = None,
-                  status: Any = None) -> pd.DataFrame:
+                  status: Any = None, decisions: bool = True) -> pd.DataFrame:
     """Records in commit order, one row each, with the columns of ``RECORD_COLUMNS``:
 
     ``workload`` (name) / ``workload_key``, ``target``, ``status`` (categorical of MeasureStatus values),
     ``median_us`` / ``mean_us`` / ``min_us`` (NaN unless ok), ``gflops`` (flop / median seconds / 1e9;
     NaN if unknown), ``trial`` (trial index given by the search), ``job_id`` / ``job`` (name), ``host``,
     ``created`` (naive UTC), ``build_secs``, ``error``, ``program_hash``, ``trace_json`` (compact JSON text;
-    ``json.loads`` it, or use ``Database.top_k`` for parsed traces). ``status`` may be one value or several.
+    ``json.loads`` it, or use ``Database.top_k`` for parsed traces), ``repeats`` (timing repeats recorded:
+    fewer than asked when the early stop cut a slow candidate short). ``status`` may be one value or several.
+    With ``decisions`` one more column per sampling decision follows, e.g. ``decision_2_sample_perfect_tile``
+    (see ``decisions.py``).
     """
     where, params = [], []
     if workload_id is not None:
@@ -110,7 +116,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
     with _gc_paused():  # 100k rows of tuples: the cyclic GC would rescan them over and over
         rows = conn.execute(sql, params).fetchall()
         (rid, wname, wkey, tgt, st, med, mean, mn, flop, trial, job_id, job, host, created, build, error, phash,
-         trace) = _columns(rows, 18)
+         trace, repeats) = _columns(rows, 19)
         del rows
     med_s = _floats(med)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -134,8 +140,13 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
         "error": _strs(error),
         "program_hash": _strs(phash),
         "trace_json": _strs(trace),
+        "repeats": np.array(repeats, dtype="int64"),
     }
-    return pd.DataFrame(data, columns=list(RECORD_COLUMNS))
+    frame = pd.DataFrame(data, columns=list(RECORD_COLUMNS))
+    if decisions:
+        for name, values in decision_columns(trace).items():
+            frame[name] = pd.Series(values, dtype=object)
+    return frame
 
 
 def workloads_frame(conn: sqlite3.Connection) -> pd.DataFrame:

@@ -1,7 +1,10 @@
 """Self-contained HTML report of a trace database: one file, inline CSS and SVG, no network, no JS.
 
 Per workload (task): best latency against trials and against wall time, the status breakdown of trials,
-throughput (trials per minute) over time, the top-k table with each trace, and the most frequent errors.
+throughput (trials per minute) over time, the top-k table with each trace (as the ``sch.*`` calls the CLI
+prints), and the most frequent errors. The two wall-time charts are drawn only for workloads tuned over a
+minute or more (``MIN_WALL_CHART_S``): below that, per-minute bins and elapsed seconds carry no information.
+Targets are shown by their label (the full string, 500+ characters of CPU features, is in the tooltip).
 Every string that comes from the database (names, targets, errors, traces, hosts) is HTML-escaped.
 """
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pandas as pd
 
 from tunefarm.database import svg
 from tunefarm.farm.result import MeasureStatus
+from tunefarm.target import target_label
 
 STATUS_COLORS = {
     MeasureStatus.OK.value: "#16a34a",
@@ -30,6 +34,7 @@ STATUS_COLORS = {
     MeasureStatus.WORKER_LOST.value: "#0ea5e9",
 }
 MAX_DOTS = 1500  # per series: keeps a 100k-trial report small and fast to render
+MIN_WALL_CHART_S = 60.0
 
 
 def _template() -> string.Template:
@@ -66,6 +71,18 @@ def pretty_trace(trace: Any) -> str:
         parts = [f'"{k}": ' + block(list(v)).replace("\n", "\n  ") for k, v in trace.items()]
         return "{\n  " + ",\n  ".join(parts) + "\n}"
     return block(list(trace))
+
+
+def trace_text(record) -> str:
+    """A stored trace as the ``sch.*`` calls it stands for; as JSON if this version cannot read it."""
+    try:
+        return str(record.trace)
+    except Exception:  # noqa: BLE001 - a trace from another version of tunefarm is still shown
+        return pretty_trace(record.trace_json)
+
+
+def _target_html(target: str) -> str:
+    return f'<span class="target" title="{escape(target)}">{escape(target_label(target))}</span>'
 
 
 def _sample(idx: np.ndarray, keep: np.ndarray, limit: int = MAX_DOTS) -> np.ndarray:
@@ -138,7 +155,7 @@ def _topk_table(db, key: str, target: str, k: int) -> str:
         return '<p class="empty">no successful trials on this target</p>'
     rows = []
     for i, r in enumerate(recs, 1):
-        trace = pretty_trace(r.trace_json)
+        trace = trace_text(r)
         n_inst = len(r.trace_json["insts"] if isinstance(r.trace_json, dict) else r.trace_json)
         rows.append(
             f'<tr><td class="num">{i}</td><td class="num">{_us(r.median_us)}</td>'
@@ -178,7 +195,7 @@ def _summary(by_key: dict[str, pd.DataFrame], empty: pd.DataFrame, workloads: pd
             n_ok = int((tdf["status"] == "ok").sum())
             rows.append(
                 f'<tr><td><a href="#w{w.workload_id}">{escape(w.name)}</a></td>'
-                f'<td class="target">{escape(target or "–")}</td><td class="num">{len(tdf):,}</td>'
+                f'<td>{_target_html(target) if target else "–"}</td><td class="num">{len(tdf):,}</td>'
                 f'<td class="num">{n_ok:,}</td><td class="num">{_us(best)}</td><td class="num">{_num(gf)}</td></tr>')
     head = ('<tr><th>workload</th><th>target</th><th class="num">trials</th><th class="num">ok</th>'
             '<th class="num">best µs</th><th class="num">best GFLOP/s</th></tr>')
@@ -206,15 +223,19 @@ def _workload_section(db, w: Any, wdf: pd.DataFrame, k: int) -> str:
     colors = {t: svg.PALETTE[i % len(svg.PALETTE)] for i, t in enumerate(targets)}
     t0 = wdf["created"].min()
     by_trial, by_time = _curves(wdf, colors, t0)
-    charts = (f'<div class="charts">{by_trial}{by_time}{_status_bar(wdf)}{_throughput(wdf, t0)}</div>')
-    tables = "".join(f'<h3>Top {k} on <span class="target">{escape(t)}</span></h3>{_topk_table(db, w.key, t, k)}'
-                     for t in targets)
+    span_s = (wdf["created"].max() - t0).total_seconds()
+    if span_s >= MIN_WALL_CHART_S:
+        charts = f'<div class="charts">{by_trial}{by_time}{_status_bar(wdf)}{_throughput(wdf, t0)}</div>'
+    else:
+        charts = (f'<div class="charts">{by_trial}{_status_bar(wdf)}</div><p class="empty">tuned in {span_s:.0f} s: '
+                  f'the wall-time and throughput charts are drawn from {MIN_WALL_CHART_S:.0f} s of tuning on</p>')
+    tables = "".join(f'<h3>Top {k} on {_target_html(t)}</h3>{_topk_table(db, w.key, t, k)}' for t in targets)
     return head + charts + tables + _errors_table(wdf) + "</section>"
 
 
 def render_report(db, *, top_k: int = 10, title: str = "tunefarm tuning report") -> str:
     """The report as an HTML string."""
-    df = db.records()
+    df = db.records(decisions=False)
     workloads = db.workloads()
     jobs = db.jobs()
     span = ""

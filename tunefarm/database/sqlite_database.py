@@ -12,6 +12,7 @@ import functools
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -25,7 +26,12 @@ from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepa
 from tunefarm.database.schema import INSERT_RECORD
 from tunefarm.database.trace_format import trace_from_text
 from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.ir.function import PrimFunc
+from tunefarm.ir.module import IRModule
+from tunefarm.ir.structural import workload_key
 
+SHORT_KEY = 10  # characters of a workload key that tables show; a unique prefix of 6 or more finds the workload
+_KEY_PREFIX = re.compile(r"[0-9a-f]{6,63}")
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _INHERITED: list = []  # connections inherited through fork(): kept alive, never used
 
@@ -53,6 +59,17 @@ class WorkloadInfo:
     flop: float | None
 
 
+def _the_prim_func(workload: Any) -> PrimFunc:
+    """The tuned function of a PrimFunc or an IRModule: its ``main``, or its only PrimFunc."""
+    if isinstance(workload, PrimFunc):
+        return workload
+    prims = workload.prim_funcs()
+    if "main" not in prims and len(prims) != 1:
+        raise UnknownWorkloadError(f"the IRModule has {len(prims)} PrimFuncs ({', '.join(prims) or 'none'}) and "
+                                   "none named 'main': pass the PrimFunc that was tuned")
+    return prims.get("main") or next(iter(prims.values()))
+
+
 def _translated(method):
     """Turn any sqlite3 error escaping a public method into a tunefarm DatabaseError naming the file."""
 
@@ -67,7 +84,9 @@ def _translated(method):
 class Database:
     """SQLite trace database (WAL mode, versioned schema) at ``path``.
 
-    ``workload`` arguments accept a workload key, a workload name (if unique) or a workload id.
+    ``workload`` arguments accept a workload key (or a unique prefix of at least 6 of its characters), a workload
+    name (if unique), a workload id, or the workload
+    itself: a PrimFunc or an IRModule (its ``main``, or its only PrimFunc), as TVM's ``query_tuning_record``.
     Queries are target-aware: with ``target=None``, :meth:`best` and :meth:`top_k` raise
     :class:`AmbiguousTargetError` when the workload has records under more than one target, so a latency
     measured on one CPU is never silently used for another.
@@ -126,20 +145,27 @@ class Database:
     # -- lookups -----------------------------------------------------------------------------------------
     def _workload(self, conn: sqlite3.Connection, workload: Any) -> WorkloadInfo:
         cols = "SELECT id, key, name, ir_json, flop FROM workloads "
+        if isinstance(workload, (PrimFunc, IRModule)):
+            workload = workload_key(_the_prim_func(workload))
         if isinstance(workload, int) and not isinstance(workload, bool):
             rows = conn.execute(cols + "WHERE id = ?", (workload,)).fetchall()
         elif isinstance(workload, str):
             rows = conn.execute(cols + "WHERE key = ?", (workload,)).fetchall()
             if not rows:
                 rows = conn.execute(cols + "WHERE name = ? LIMIT 3", (workload,)).fetchall()
+            if not rows and _KEY_PREFIX.fullmatch(workload):  # the short key tables show
+                rows = conn.execute(cols + "WHERE substr(key, 1, ?) = ? LIMIT 3",
+                                    (len(workload), workload)).fetchall()
         else:
-            raise TypeError(f"workload must be a key, a name or an id, got {type(workload).__name__}")
+            raise TypeError(f"workload must be a key, a name, an id, a PrimFunc or an IRModule, "
+                            f"got {type(workload).__name__}")
         if not rows:
             raise UnknownWorkloadError(f"no workload with key or name {workload!r} in {self.path!r}")
         if len(rows) > 1:
-            keys = ", ".join(r[1] for r in rows)
+            keys = ", ".join(r[1][:SHORT_KEY] for r in rows)
             raise UnknownWorkloadError(
-                f"several workloads are named {workload!r} in {self.path!r} (keys {keys}, ...); pass the key")
+                f"several workloads are named {workload!r} in {self.path!r} (keys {keys}, ...); pass the key "
+                f"(its first {SHORT_KEY} characters are enough)")
         return WorkloadInfo(*rows[0])
 
     def _target_id(self, conn: sqlite3.Connection, target: str) -> int | None:
@@ -356,13 +382,14 @@ class Database:
 
     # -- pandas views ------------------------------------------------------------------------------------
     @_translated
-    def records(self, workload: Any = None, target: str | None = None, status: Any = None):
-        """All matching records as a typed ``pandas.DataFrame`` (see :func:`tunefarm.database.query.records_frame`)."""
+    def records(self, workload: Any = None, target: str | None = None, status: Any = None, decisions: bool = True):
+        """All matching records as a typed ``pandas.DataFrame`` (see :func:`tunefarm.database.query.records_frame`),
+        with a ``decision_<index>_<instruction>`` column per sampling decision unless ``decisions=False``."""
         from tunefarm.database import query
 
         conn = self._conn()
         wid = None if workload is None else self._workload(conn, workload).workload_id
-        return query.records_frame(conn, workload_id=wid, target=target, status=status)
+        return query.records_frame(conn, workload_id=wid, target=target, status=status, decisions=decisions)
 
     @_translated
     def workloads(self):

@@ -32,21 +32,18 @@ def convnet():
                          nn.Linear(16 * 6 * 6, 64, seed=3), nn.ReLU(), nn.Linear(64, 10, seed=4))
 
 
-def load_model(name: str, params_path: str | None, batch: int, download: bool = True, say=print):
+def load_model(name: str, params_path: str | None, batch: int):
     """``(IRModule, params)`` of a named model for one batch size."""
     from ..nn import spec
     from .models import mlp
-    from .params import find_mlp_params, load_params, random_mlp_params
+    from .params import find_mlp_params, load_params
 
     if batch < 1:
         raise CLIError(f"--batch must be at least 1, got {batch}")
     if name == "mlp":
         if params_path is not None and not os.path.exists(params_path):
             raise CLIError(f"parameter file {params_path!r} does not exist")
-        params, source = find_mlp_params(params_path, download=download)
-        if params is None:
-            say(f"NOTE: the course's MLP weights are unavailable ({source}); using SEEDED RANDOM weights.")
-            params = random_mlp_params(0)
+        params, _ = find_mlp_params(params_path)
         missing = {"w0", "b0", "w1", "b1"} - set(params)
         if missing:
             raise CLIError(f"the MLP parameters lack {sorted(missing)} (expected w0, b0, w1, b1)")
@@ -72,7 +69,7 @@ def tune_model_command(args) -> int:
         try:
             run_mlp_job(args.params, trials=args.trials, db_path=args.db, target=args.target, farm=args.farm,
                         workers=args.workers, ray_address=args.ray_address, batch_sizes=batches, seed=args.seed,
-                        save_dir=args.save_dir, download=not args.no_download)
+                        save_dir=args.save_dir)
         except CheckFailed as e:
             print(f"tunefarm tune-model: CHECK FAILED: {e}", file=sys.stderr)
             return 1
@@ -85,8 +82,10 @@ def tune_model_command(args) -> int:
     farm, owned = make_farm(args.farm, args.target, args.workers, args.ray_address)
     try:
         with Database(args.db) as db:
+            if args.trials > 0:
+                farm.start()  # on the main thread (started lazily it would start on the job's measuring thread)
             for batch in batches:
-                mod, params = load_model(args.model, args.params, batch, not args.no_download)
+                mod, params = load_model(args.model, args.params, batch)
                 tune_model(mod, params, target=args.target or farm.target, max_trials=args.trials, database=db,
                            farm=farm, seed=args.seed)
                 exe = compile_model(mod, params, database=db, target=args.target or farm.target)
@@ -103,7 +102,7 @@ def tune_model_command(args) -> int:
 def compile_command(args) -> int:
     from .compile import compile as compile_model
 
-    mod, params = load_model(args.model, args.params, args.batch, not args.no_download)
+    mod, params = load_model(args.model, args.params, args.batch)
     if args.db is not None and not os.path.exists(args.db):
         raise CLIError(f"database {args.db!r} does not exist (tune first, or leave --db out for default schedules)")
     exe = compile_model(mod, params, database=args.db, target=args.target)

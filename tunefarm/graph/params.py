@@ -1,23 +1,28 @@
-"""Loading model parameters: numpy dicts, ``.npz`` files, and the course's pickle through an allowlist.
+"""Model parameters: numpy dicts, ``.npz`` files, pickles read through an allowlist, and the course's weights.
 
-The course ships its FashionMNIST weights as a pickle. Unpickling can run arbitrary code, so pickles are
-read only by ``SafeUnpickler``, which resolves nothing but numpy's array reconstruction and dtypes, and the
-file's sha256 is checked when one is expected.
+The course's FashionMNIST MLP weights ship inside the package (``data/fasionmnist_mlp_params.npz``), so the
+main job runs on them with no network and nothing beside the clone. The course publishes them as a pickle
+(``models/fasionmnist_mlp_params.pkl`` in mlc-ai/web-data, Apache-2.0, sha256 ``COURSE_PICKLE_SHA256``);
+that pickle was converted once, through ``SafeUnpickler``, into the ``.npz`` (sha256 ``COURSE_NPZ_SHA256``,
+checked on every load). Unpickling can run arbitrary code, so pickles -- a user's or the course's -- are read
+only by ``SafeUnpickler``, which resolves numpy's array reconstruction and dtypes and nothing else.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import os
 import pickle
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 
-MLP_PARAMS_URL = "https://github.com/mlc-ai/web-data/raw/main/models/fasionmnist_mlp_params.pkl"
-MLP_PARAMS_SHA256 = "65e60c21536ed052ba5e1e6c94806530c7d804056822a6b39066ce6a5b02e646"
-PARAMS_ENV = "TUNEFARM_MLP_PARAMS"
+COURSE_PICKLE_SHA256 = "65e60c21536ed052ba5e1e6c94806530c7d804056822a6b39066ce6a5b02e646"
+MLP_PARAMS_SHA256 = COURSE_PICKLE_SHA256  # the name earlier releases exported
+COURSE_NPZ = Path(__file__).resolve().parent / "data" / "fasionmnist_mlp_params.npz"
+COURSE_NPZ_SHA256 = "deccd735c7d6a837b348685f206b400e56a2a75045f47bba7e7771ccffa15451"
+MLP_PARAM_NAMES = ("w0", "b0", "w1", "b1")
 
 _ALLOWED_GLOBALS = {
     ("numpy.core.multiarray", "_reconstruct"),
@@ -38,8 +43,6 @@ class SafeUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str):
         if (module, name) in _ALLOWED_GLOBALS:
-            import importlib
-
             return getattr(importlib.import_module(module), name)
         raise UnsafePickleError(f"refusing to load {module}.{name} from a pickle: only numpy arrays are allowed")
 
@@ -52,15 +55,26 @@ def sha256_of(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def load_pickle_params(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
-    """Read a pickled ``{name: ndarray}`` dict safely; verify ``sha256`` when given."""
+def _verified_bytes(path: str | os.PathLike, sha256: str | None) -> bytes:
     data = Path(path).read_bytes()
     if sha256 is not None:
         got = hashlib.sha256(data).hexdigest()
         if got != sha256:
             raise ValueError(f"{path}: sha256 is {got}, expected {sha256} (wrong or corrupted file)")
-    obj = SafeUnpickler(io.BytesIO(data)).load()
+    return data
+
+
+def load_pickle_params(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
+    """Read a pickled ``{name: ndarray}`` dict safely; verify ``sha256`` when given."""
+    obj = SafeUnpickler(io.BytesIO(_verified_bytes(path, sha256))).load()
     return _check_param_dict(obj, str(path))
+
+
+def load_npz_params(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
+    """Read an ``.npz`` of named arrays (never with pickled objects); verify ``sha256`` when given."""
+    data = _verified_bytes(path, sha256)
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return _check_param_dict({k: z[k] for k in z.files}, str(path))
 
 
 def _check_param_dict(obj, where: str) -> dict[str, np.ndarray]:
@@ -84,51 +98,40 @@ def load_params(source) -> dict[str, np.ndarray]:
     if not path.exists():
         raise FileNotFoundError(f"parameter file {path} does not exist")
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            return {k: np.ascontiguousarray(z[k]) for k in z.files}
+        return load_npz_params(path)
     return load_pickle_params(path)
 
 
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("TUNEFARM_CACHE", Path.home() / ".cache" / "tunefarm"))
+def course_mlp_params() -> dict[str, np.ndarray]:
+    """The course's FashionMNIST MLP weights (``w0`` (128, 784), ``b0``, ``w1`` (10, 128), ``b1``; float32),
+    from the packaged ``.npz`` after checking its sha256."""
+    return load_npz_params(COURSE_NPZ, COURSE_NPZ_SHA256)
 
 
-def find_mlp_params(path: str | None = None, download: bool = True) -> tuple[dict[str, np.ndarray] | None, str]:
-    """The course MLP's weights and where they came from, or ``(None, reason)`` when unavailable.
+def _is_course_weights(params: dict[str, np.ndarray]) -> bool:
+    course = course_mlp_params()
+    return set(params) == set(course) and all(
+        params[k].shape == v.shape and params[k].dtype == v.dtype and np.array_equal(params[k], v)
+        for k, v in course.items())
 
-    Order: an explicit path (``.pkl`` read by the safe unpickler, or ``.npz``), ``$TUNEFARM_MLP_PARAMS``,
-    the local cache, then the course's URL when the network allows. Cached and downloaded files must match
-    the published sha256; an explicit file may be any weights of the right names and shapes.
+
+def find_mlp_params(path: str | os.PathLike | None = None) -> tuple[dict[str, np.ndarray], str]:
+    """The MLP's weights and a sentence saying where they came from.
+
+    Without ``path``: the course's weights shipped in the package (sha256 verified). With ``path``: that
+    file (an ``.npz``, or a pickle read by the safe unpickler); the sentence says whether it holds the
+    course's weights.
     """
-    explicit = path or os.environ.get(PARAMS_ENV)
-    if explicit:  # the user's own file: read safely; say whether it is the course's file
-        params = load_params(explicit)
-        same = Path(explicit).suffix != ".npz" and sha256_of(explicit) == MLP_PARAMS_SHA256
-        return params, f"{explicit} ({'the course file, sha256 verified' if same else 'not the course file'})"
-    cached = default_cache_dir() / "fasionmnist_mlp_params.pkl"
-    if cached.exists():
-        try:
-            return load_pickle_params(cached, MLP_PARAMS_SHA256), str(cached)
-        except ValueError:
-            cached.unlink()
-    if not download:
-        return None, f"no parameter file given (pass --params PATH or set ${PARAMS_ENV})"
-    try:
-        with urllib.request.urlopen(MLP_PARAMS_URL, timeout=10) as r:
-            data = r.read()
-    except Exception as e:  # any network failure means: run without the real weights
-        return None, f"could not download {MLP_PARAMS_URL}: {e}"
-    if hashlib.sha256(data).hexdigest() != MLP_PARAMS_SHA256:
-        return None, f"downloaded file from {MLP_PARAMS_URL} has the wrong sha256"
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(cached)
-    return load_pickle_params(cached, MLP_PARAMS_SHA256), MLP_PARAMS_URL
+    if path is None:
+        return course_mlp_params(), (f"the course's FashionMNIST weights ({COURSE_NPZ.name}, shipped with "
+                                     "tunefarm, sha256 verified)")
+    params = load_params(path)
+    same = _is_course_weights(params)
+    return params, f"{path} ({'the course weights' if same else 'not the course weights'})"
 
 
 def random_mlp_params(seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded stand-in weights with the course MLP's shapes (used when the real ones are unavailable)."""
+    """Seeded weights with the course MLP's shapes (for experiments that need other weights than the course's)."""
     rng = np.random.default_rng(seed)
     return {
         "w0": (rng.standard_normal((128, 784)) * 0.05).astype("float32"),

@@ -18,6 +18,15 @@ class Task:
     weight: int
     workload_key: str
 
+    @property
+    def workload_name(self) -> str:
+        """The kernel's name with its output's shape, e.g. ``fused_matmul_add_relu_64x128``: the database's
+        name of the workload. A model compiled for two batch sizes has two workloads per kernel name, and a
+        name is what people pass to ``tunefarm best --workload``."""
+        out = self.func.params[-1]  # destination passing: the output comes last
+        dims = (getattr(d, "value", getattr(d, "name", d)) for d in out.shape)  # IntImm, or a symbolic Var
+        return f"{self.name}_{'x'.join(str(d) for d in dims)}"
+
 
 def extract_tasks(mod: IRModule, params: dict | None = None, entry: str | None = None,
                   prepared: bool = False) -> list[Task]:

@@ -13,7 +13,8 @@ def tune_model(mod: IRModule, params: dict | None = None, target=None, max_trial
 
     ``max_trials`` is the budget for the whole model, counting trials already stored for its kernels on this
     target (a rerun resumes); the task scheduler spends it where the weighted latency gains most. Each task
-    is handed to the search as ``main`` (workload keys ignore names, so ``compile`` finds the records).
+    is handed to the search as ``main`` (workload keys ignore names, so ``compile`` finds the records) and named
+    by its kernel and output shape (``Task.workload_name``).
     """
     from ..tuning.api import tune_tasks
 
@@ -26,6 +27,6 @@ def tune_model(mod: IRModule, params: dict | None = None, target=None, max_trial
     # next to a 140 us hidden layer got half of a 256-trial budget in two 64-trial rounds)
     share = max_trials // len(tasks) or 1
     trials_per_round = max(1, min(trials_per_round, share // 4 if share >= 64 else share))
-    work = [(t.name, t.func.with_name("main"), t.weight) for t in tasks]
+    work = [(t.workload_name, t.func.with_name("main"), t.weight) for t in tasks]
     return tune_tasks(work, target=target, max_trials=max_trials, database=database, farm=farm,
                       trials_per_round=trials_per_round, seed=seed, space=space, **kwargs)

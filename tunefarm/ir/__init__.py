@@ -1,4 +1,4 @@
-"""The tensor IR: expressions, buffers, loops, blocks and PrimFuncs (see ARCHITECTURE.md, layer ``ir``)."""
+"""The tensor IR: expressions, buffers, loops, blocks and PrimFuncs (see docs/ARCHITECTURE.md, layer ``ir``)."""
 from .buffer import Buffer
 from .dtype import DType
 from .expr import (Binary, BufferLoad, Call, Cast, FloatImm, IntImm, Not, PrimExpr, Select, Var, add, as_expr, call,

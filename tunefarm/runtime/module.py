@@ -153,7 +153,7 @@ class Module:
         raise ValueError(f"unknown source format {fmt!r}; use 'll' or 'asm'")
 
     def __repr__(self) -> str:
-        return f"<tunefarm.runtime.Module {self.function_names} for {self.target}>"
+        return f"<tunefarm.runtime.Module {self.function_names} for {self.target.label()}>"
 
 
 def load_module(path) -> Module:

@@ -25,14 +25,14 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
     from tunefarm.ir.serialize import from_json
     from tunefarm.runtime import aligned, build
     from tunefarm.schedule import Trace
-    from tunefarm.target import Target
+    from tunefarm.target import Target, matching_target
 
     keys = [db.get_workload(workload).key] if workload else list(db.workloads()["key"])
     rows = []
     for key in keys:
         info = db.get_workload(key)
         func = from_json(json.loads(info.ir_json) if isinstance(info.ir_json, str) else info.ir_json)
-        for t in ([target] if target else db.targets(key)):
+        for t in ([matching_target(target, db.targets(key))] if target else db.targets(key)):
             tgt = Target(t)
             if not tgt.is_host_compatible():
                 continue

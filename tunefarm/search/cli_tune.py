@@ -38,52 +38,54 @@ def add_tune_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run_tune(args) -> int:
-    from tunefarm.database import Database
+    """Check every input (workload, space, numbers, database), then tune; the farm starts only to measure."""
+    from tunefarm.database import Database, DatabaseError
     from tunefarm.ir.structural import workload_key
     from tunefarm.search.errors import SearchError
+    from search_spaces.registry import resolve_space
+    from tunefarm.tuning.farm_on_demand import farm_on_demand
     from tunefarm.search.space import SpaceError
     from tunefarm.tuning.api import resolve_target, tune
     from tunefarm.search.workloads import WorkloadError, load_workload
 
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s [%(levelname)s] %(message)s")
-    try:
-        name, func = load_workload(args.workload)
-    except (WorkloadError, SpaceError) as e:
-        print(f"tunefarm tune: {e}", file=sys.stderr)
-        return 2
     if args.trials < 0 or args.trials_per_round < 1:
         print("tunefarm tune: --trials must be >= 0 and --trials-per-round >= 1", file=sys.stderr)
         return 2
-    if args.farm == "local" and args.ray_address:
-        print("tunefarm tune: --ray-address needs --farm ray", file=sys.stderr)
-        return 2
-    from tunefarm.farm import LocalFarm, RayFarm
-
     try:
-        if args.farm == "local":
-            farm = LocalFarm(num_workers=args.workers, target=args.target)
-        else:
-            farm = RayFarm(address=args.ray_address, num_workers=args.workers, target=args.target)
-    except (ValueError, RuntimeError) as e:
-        print(f"tunefarm tune: cannot start the farm: {e}", file=sys.stderr)
-        return 1
+        name, func = load_workload(args.workload)
+        space = None if args.space is None else resolve_space(args.space)
+        farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
+    except (WorkloadError, SpaceError, ValueError) as e:
+        print(f"tunefarm tune: {e}", file=sys.stderr)
+        return 2
+    try:
+        db = Database(args.db)
+    except DatabaseError as e:
+        print(f"tunefarm tune: {e}", file=sys.stderr)
+        return 2
     try:
         target = resolve_target(args.target, farm)
-        db = Database(args.db)
         key = workload_key(func)
         try:
             existing = db.count_records(key, str(target))
         except Exception:  # noqa: BLE001 - unknown workload: nothing stored yet
             existing = 0
         if existing and not args.resume:
-            print(f"tunefarm tune: {args.db} already holds {existing} trials of {name!r} on {target}; "
+            print(f"tunefarm tune: {args.db} already holds {existing} trials of {name!r} on {target.label()}; "
                   "pass --resume to continue that job (the budget counts them) or use another --db",
                   file=sys.stderr)
             return 2
+        if args.trials > existing:  # something to measure: start the farm here, on the main thread
+            try:
+                farm.start()
+            except (ValueError, RuntimeError) as e:  # no Ray, no node with the target's CPU, ...
+                print(f"tunefarm tune: cannot start the farm: {e}", file=sys.stderr)
+                return 1
         try:
             result = tune(func, target=target, max_trials=args.trials, trials_per_round=args.trials_per_round,
-                          space=args.space, database=db, farm=farm, seed=args.seed, task_name=args.task_name or name,
+                          space=space, database=db, farm=farm, seed=args.seed, task_name=args.task_name or name,
                           strategy=args.strategy, timeout_s=args.timeout)
         except (SearchError, SpaceError) as e:
             print(f"tunefarm tune: {e}", file=sys.stderr)

@@ -101,6 +101,12 @@ def as_prim_func(func, what: str = "workload") -> PrimFunc:
     raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")
 
 
+def as_workload(func, what: str = "workload") -> PrimFunc:
+    """The PrimFunc to schedule and build, named ``main`` whatever it was called: TVM tunes a PrimFunc as
+    ``IRModule({"main": f})``, so a space's ``sch.get_block("C", "main")`` and a build's ``mod["main"]`` find it."""
+    return as_prim_func(func, what).with_name("main")
+
+
 def _as_workload(obj, what: str) -> PrimFunc:
     if isinstance(obj, PrimFunc):
         return obj

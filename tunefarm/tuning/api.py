@@ -32,13 +32,14 @@ from ..runtime import build
 from ..schedule import Trace
 from ..search.cost_model import XGBCostModel
 from ..search.errors import SearchError
+from ..search.failure_watch import FailureWatch
 from ..search.evolution import EvolutionConfig
 from ..search.postprocs import default_postprocs
 from ..search.progress import Progress
 from ..search.space import target_cores
 from ..search.task import TuneTask
 from ..search.task_scheduler import TaskState, make_task_scheduler
-from ..search.workloads import as_prim_func
+from ..search.workloads import as_prim_func, as_workload
 from ..target import Target
 from .job import TuningJob
 from .job_task import JobTask
@@ -157,10 +158,11 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
         if existing:
             log.info("resuming: %d trials already in %s, %d to go (max_trials=%d counts stored trials)",
                      existing, db.path, remaining, max_trials)
-        progress_view = Progress([t.state for t in jtasks], max_trials, live=progress)
+        watch = FailureWatch()  # stops a task whose first rounds all fail with one error
+        progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=watch)
         job = TuningJob(jtasks, target, db, farm, model, make_task_scheduler(task_scheduler, seed), job_id=job_id,
                         trials_per_round=trials_per_round, timeout_s=timeout_s, measure=dict(DEFAULT_MEASURE),
-                        early_stop=early_stop, progress=progress_view)
+                        early_stop=early_stop, progress=progress_view, failures=watch)
         status = "failed"
         try:
             job.run(remaining)
@@ -204,7 +206,7 @@ def _job_tasks(tasks, space, target, postprocs, model, strategy, search, seed) -
             raise ValueError(f"two tasks are named {name!r}")
         names.add(name)
         sp = space.get(name) if isinstance(space, dict) else space
-        tt = TuneTask(name, as_prim_func(func, f"task {name!r}"), resolve_space(sp, target), post, weight,
+        tt = TuneTask(name, as_workload(func, f"task {name!r}"), resolve_space(sp, target), post, weight,
                       seed=seed + k)
         out.append(JobTask(tt, target_cores(target), model, strategy, search, seed + 7919 * k))
     return out
@@ -228,7 +230,7 @@ def _best_record(database, func, target):
     if database is None:
         raise TypeError("a database (a path or a tunefarm.Database) is needed")
     db = open_database(database)
-    pf = as_prim_func(func)
+    pf = as_workload(func)
     target_str = None if target is None else str(resolve_target(target))
     try:
         return pf, db.best(workload_key(pf), target=target_str)

@@ -25,6 +25,7 @@ import time
 from ..database import Record
 from ..farm import DoneStatus, Work
 from ..farm.result import MeasureResult, MeasureStatus
+from ..search.failure_watch import FailureWatch
 from ..search.progress import Progress
 from .job_task import JobTask
 
@@ -42,12 +43,14 @@ class TuningJob:
     """Runs the tasks of one job on a farm (see module doc). ``run(n)`` measures up to ``n`` new programs."""
 
     def __init__(self, tasks: list[JobTask], target, db, farm, model, scheduler, *, job_id: int,
-                 trials_per_round: int, timeout_s, measure: dict, early_stop: float | None, progress: Progress):
+                 trials_per_round: int, timeout_s, measure: dict, early_stop: float | None, progress: Progress,
+                 failures: FailureWatch):
         self.tasks, self.target, self.db, self.farm = tasks, str(target), db, farm
         self.model, self.scheduler, self.job_id = model, scheduler, job_id
         self.trials_per_round = trials_per_round
         self.timeout_s, self.measure, self.early_stop = timeout_s, measure, early_stop
         self.progress = progress
+        self.failures = failures
         self.budget = 0
         self.submitted = 0
         self.new_trials = 0
@@ -77,6 +80,8 @@ class TuningJob:
             for t in self.tasks:
                 if t.round_results:
                     self._close_round(t)
+                if not math.isfinite(t.state.best_latency) and t.error is None:
+                    t.search.error = self.failures.summary(t.name)  # never succeeded: say why
 
     def _measuring(self) -> bool:
         """Measurements are still in flight, or could still be handed out."""
@@ -211,6 +216,9 @@ class TuningJob:
         elif result.error:
             log.debug("task %s: %s: %s", t.name, result.status.value, result.error.splitlines()[0][:300])
         self.new_trials += 1
+        stop = self.failures.observe(t.name, [result])
+        if stop is not None:
+            t.search.error = stop
         t.round_results += 1
         if t.round_results >= self.trials_per_round:
             self._close_round(t)
