@@ -94,7 +94,7 @@ def test_a_small_fully_unrolled_loop_leaves_no_loop_after_llvm():
     ll = str(optimize(unoptimized(f), TARGET))
     body = compute_function(ll, "mm_step")
     assert loops_left_to_unroll(ll) == 0
-    assert body.count(" phi ") == 1  # i's induction variable only: nothing else loops
+    assert body.count(" phi ") <= 1  # i's induction variable at most (LLVM may unroll its 3 trips too)
     assert body.count("llvm.fmuladd") + body.count("fmul") >= 3 * 8  # a row's 24 products, straight-line
     whole = matmul_max_step(3, 512)  # everything unrolls: no loop at all
     assert " phi " not in compute_function(str(optimize(unoptimized(whole), TARGET)), "mm_step")
