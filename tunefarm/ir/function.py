@@ -48,6 +48,17 @@ class PrimFunc(Node):
             attrs["global_symbol"] = name
         return PrimFunc(self.params, self.body, attrs, name)
 
+    def with_attr(self, key: str, value) -> "PrimFunc":
+        """A copy with one attribute set (TVM's ``func.with_attr``). ``global_symbol`` is the function's
+        name, so setting it renames the function too."""
+        if not isinstance(key, str):
+            raise TypeError(f"attribute names are strings, got {type(key).__name__}")
+        if key == "global_symbol":
+            if not isinstance(value, str) or not value.isidentifier():
+                raise ValueError(f"global_symbol must be an identifier, got {value!r}")
+            return PrimFunc(self.params, self.body, {**self.attrs, key: value}, value)
+        return PrimFunc(self.params, self.body, {**self.attrs, key: value}, self.name)
+
     def script(self) -> str:
         from .printer import func_to_script
 
