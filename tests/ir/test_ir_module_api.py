@@ -17,6 +17,8 @@ def test_with_attr_sets_one_attribute_and_global_symbol_renames():
     assert structural_equal(g.body, f.body) and workload_key(g) == workload_key(f)
     h = g.with_attr("tir.noalias", False)
     assert h.attrs == {"global_symbol": "main", "tir.noalias": False} and h.name == "main"
+    both = f.with_attr({"global_symbol": "k", "tir.noalias": False})
+    assert both.name == "k" and both.attrs == {"global_symbol": "k", "tir.noalias": False}
     with pytest.raises(ValueError, match="global_symbol must be an identifier"):
         f.with_attr("global_symbol", "not a name")
     with pytest.raises(TypeError, match="attribute names are strings"):
