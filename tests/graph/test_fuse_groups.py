@@ -132,6 +132,21 @@ def test_calls_of_graph_functions_are_checked():
                 return y
 
 
+def test_a_weight_with_a_dotted_name_becomes_a_plain_parameter_of_its_group():
+    rng = np.random.default_rng(3)
+    w = tunefarm.graph.Constant(rng.standard_normal((8, 8)).astype("float32"), "fc.weight")
+    x = var("x", (2, 8))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(bb.emit(ops.relu(bb.emit(ops.matmul(x, w)))))
+        bb.emit_func_output(gv)
+    grouped = FuseOps()(LegalizeOps()(bb.get()))
+    assert [p.name for p in grouped["fused_matmul_relu"].params] == ["x", "p1"]
+    a = rng.standard_normal((2, 8)).astype("float32")
+    np.testing.assert_allclose(tunefarm.compile(grouped)(a), np.maximum(a @ w.data, 0), rtol=1e-5, atol=1e-5)
+
+
 def test_fuse_tir_refuses_a_group_that_calls_python():
     x = var("x", (4,))
     inner = var("a", (4,))
@@ -162,5 +177,6 @@ def test_bind_params_then_fuse_keeps_constants_numbered_module_wide():
     grouped = FuseOps()(LegalizeOps()(BindParams("main", {"w": w})(bb.get())))
     text = grouped.script()
     assert text.count('metadata["relax.expr.Constant"][0]') == 1 and "[1]" not in text
+    assert "def fused_matmul_relu_add(x: R.Tensor((2, 8), dtype=\"float32\"), w: " in text
     a = rng.standard_normal((2, 8)).astype("float32")
     np.testing.assert_allclose(tunefarm.compile(grouped)(a), np.maximum(a @ w, 0) + a, rtol=1e-5, atol=1e-5)

@@ -66,7 +66,8 @@ def _group_function(name: str, group: list[Binding], ext_args: list) -> Function
     vmap: dict = {}
     params = []
     for i, a in enumerate(ext_args):
-        p = GraphVar(unique_name(used, getattr(a, "name", None) or f"p{i}"), a.type)
+        hint = getattr(a, "name", None)  # a constant may carry its weight's dotted name (``fc.weight``)
+        p = GraphVar(unique_name(used, hint if hint and hint.isidentifier() else f"p{i}"), a.type)
         used.add(p.name)
         vmap[a] = p
         params.append(p)
