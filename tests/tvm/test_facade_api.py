@@ -101,6 +101,7 @@ def test_virtual_machine_errors_and_timer():
 
 def test_relax_var_const_and_the_older_types():
     v = relax.Var("v", relax.TensorStructInfo((2, 3), "float32"))
+    assert relax.Var("r", R.Tensor((2, 3), "float32")).type == v.type  # R.Tensor as a plain Python type
     old = relax.Var("w", (2, 3), relax.DynTensorType(2, "float32"))
     assert isinstance(v, relax.Var) and isinstance(old, relax.Var) and old.type == v.type
     bb = relax.BlockBuilder()
