@@ -11,6 +11,7 @@ from .. import graph
 from ..ir.function import PrimFunc
 from ..ir.module import IRModule
 from ..runtime import build as build_tir
+from .relax.vm import build as build_model
 
 
 def _has_graph_function(mod) -> bool:
@@ -30,9 +31,7 @@ def build(mod, target="llvm"):
 def compile(mod, target="llvm"):
     """``tvm.compile(mod, target)``: a relax executable for a model, a runtime module for PrimFuncs only."""
     if _has_graph_function(mod):
-        from .relax.vm import build as relax_build  # relax imports this module
-
-        return relax_build(mod, target)
+        return build_model(mod, target)
     return build(mod, target)
 
 
