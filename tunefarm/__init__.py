@@ -31,7 +31,7 @@ _LAZY = {
     "register_func": "tunefarm.graph",
 }
 _SUBMODULES = {"ir", "script", "te", "schedule", "codegen", "runtime", "reference", "search", "farm", "database",
-               "graph", "nn", "target", "cli"}
+               "graph", "nn", "target", "cli", "tvm"}
 
 
 def __getattr__(name: str):

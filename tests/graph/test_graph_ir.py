@@ -117,8 +117,8 @@ def test_printer_form():
         'def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor((n, 3), dtype="float32"):\n'
         "    R.func_attr({'num_input': 1})\n"
         '    with R.dataflow():\n'
-        '        lv0 = R.nn.linear(x, metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][1])\n'
-        '        lv1 = R.nn.relu(lv0)\n'
+        '        lv = R.nn.linear(x, metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][1])\n'
+        '        lv1 = R.nn.relu(lv)\n'
         '        R.output(lv1)\n'
         '    return lv1\n')
 

@@ -121,7 +121,7 @@ def test_mm_relu_split_reorder_reverse_compute_at():
     a, b = rng.standard_normal((2, 128, 128)).astype("float32")
     c = run(sch.mod["mm_relu"], a, b, np.zeros((128, 128), "float32"))
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
-    assert str(sch.trace).splitlines() == [
+    assert sch.trace.as_python() == [
         'b0 = sch.get_block(name="Y", func_name="mm_relu")',
         "l1, l2, l3 = sch.get_loops(block=b0)",
         "l4, l5 = sch.split(loop=l2, factors=[None, 4], preserve_unit_iters=True, disable_predication=False)",
@@ -287,7 +287,7 @@ def test_stochastic_schedule_mm_trace_carries_its_decision():
         decision = sch.trace.decisions[2]
         assert decision[0] * decision[1] == 128 and decision[1] <= 16
         seen.add(tuple(decision))
-        assert str(sch.trace).splitlines() == [
+        assert sch.trace.as_python() == [
             'b0 = sch.get_block(name="C", func_name="main")',
             "l1, l2, l3 = sch.get_loops(block=b0)",
             f"v4, v5 = sch.sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision={decision})",

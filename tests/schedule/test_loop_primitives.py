@@ -260,7 +260,7 @@ def test_annotate_and_unannotate_loops_and_blocks():
         sch.annotate(b, ann_key="bad", ann_val=[1, 2])
     with pytest.raises(ScheduleError, match="must be finite"):
         sch.annotate(b, ann_key="bad", ann_val=float("inf"))
-    lines = str(sch.trace).splitlines()
+    lines = sch.trace.as_python()
     assert 'sch.annotate(block_or_loop=b0, ann_key="meta_schedule.unroll_explicit", ann_val=v4)' in lines
     assert 'sch.annotate(block_or_loop=l1, ann_key="pragma_auto_unroll_max_step", ann_val=16)' in lines
 

@@ -72,7 +72,7 @@ def test_sample_categorical_distribution_and_decisions():
         assert abs(counts[value] / 4000 - p) < 0.04
     v = sch.sample_categorical(candidates=[0, 16, 64, 512], probs=[0.25] * 4, decision=1)
     assert sch.get(v) == 16
-    assert str(sch.trace).splitlines()[-1] == \
+    assert sch.trace.as_python()[-1] == \
         "v4000 = sch.sample_categorical(candidates=[0, 16, 64, 512], probs=[0.25, 0.25, 0.25, 0.25], decision=1)"
     with pytest.raises(ScheduleError, match="not an index"):
         sch.sample_categorical(candidates=[1, 2], probs=[0.5, 0.5], decision=2)
@@ -116,9 +116,9 @@ def test_sample_compute_location_samples_legal_locations_and_compute_at_uses_the
             assert sch.get(sch.get_loops(bias)[decision]) is sch.get(relu_loop)  # bias now sits under it
         if seed < 8:
             P.check_numerics(sch.mod, "dense_bias_relu")
-        line = str(sch.trace).splitlines()[2]
+        line = sch.trace.as_python()[2]
         assert line == "sch.compute_at(block=b0, loop=l1, preserve_unit_loops=False)"
-        assert str(sch.trace).splitlines()[1] == f"l1 = sch.sample_compute_location(block=b0, decision={decision})"
+        assert sch.trace.as_python()[1] == f"l1 = sch.sample_compute_location(block=b0, decision={decision})"
     assert set(seen) == {-2, -1, 0, 1} and min(seen.values()) >= 5
 
 

@@ -70,7 +70,7 @@ def test_rv_from_another_schedule_is_rejected():
 def test_block_given_by_name_is_recorded_as_get_block():
     sch = Schedule(P.before_inline(8))
     sch.get_loops("C")
-    assert str(sch.trace).splitlines() == ['b0 = sch.get_block(name="C", func_name="main")',
+    assert sch.trace.as_python() == ['b0 = sch.get_block(name="C", func_name="main")',
                                            "l1, l2 = sch.get_loops(block=b0)"]
 
 

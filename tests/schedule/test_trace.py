@@ -32,7 +32,7 @@ def tiled_matmul(sch: Schedule, tile=None) -> Schedule:
 
 def test_trace_prints_like_tvm_apply_trace():
     sch = tiled_matmul(Schedule(P.matmul(16, 16, 16), seed=0), tile=[2, 4, 2])
-    lines = str(sch.trace).splitlines()
+    lines = sch.trace.as_python()
     d = sch.trace.decisions
     assert lines[:4] == [
         'b0 = sch.get_block(name="C", func_name="main")',
@@ -56,13 +56,20 @@ def test_trace_prints_like_tvm_apply_trace():
     assert [inst.kind for inst in sch.trace.insts][:3] == ["GetBlock", "GetLoops", "SamplePerfectTile"]
 
 
-def test_show_wraps_the_trace_in_a_function(capsys):
+def test_show_and_print_wrap_the_trace_in_a_function_that_runs_when_pasted(capsys):
     sch = Schedule(P.matmul())
-    sch.get_loops(sch.get_block("C"))
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.split(j, factors=[None, 4])
     sch.trace.show()
-    out = capsys.readouterr().out.splitlines()
-    assert out[1] == "def apply_trace(sch: Schedule) -> None:"
-    assert out[2] == '    b0 = sch.get_block(name="C", func_name="main")'
+    out = capsys.readouterr().out
+    assert out == str(sch.trace) + "\n"
+    assert out.splitlines()[:2] == ["def apply_trace(sch):", '    b0 = sch.get_block(name="C", func_name="main")']
+    namespace: dict = {}
+    exec(compile(out, "<printed trace>", "exec"), namespace)  # the printed text, as a reader would paste it
+    again = Schedule(P.matmul())
+    namespace["apply_trace"](again)
+    assert again.mod.script() == sch.mod.script()
+    assert str(Schedule(P.matmul()).trace) == "def apply_trace(sch):\n    pass"
 
 
 def test_json_round_trip_and_replay_reproduce_the_program():
@@ -131,7 +138,7 @@ def test_apply_to_schedule_appends_to_an_existing_schedule():
     sch.get_block("C")
     trace.apply_to_schedule(sch)
     assert len(sch.trace) == len(trace) + 1
-    assert str(sch.trace).splitlines()[1] == 'b1 = sch.get_block(name="C", func_name="main")'
+    assert sch.trace.as_python()[1] == 'b1 = sch.get_block(name="C", func_name="main")'
     assert sch.mod.script() == trace.replay(func).mod.script()
 
 
@@ -200,7 +207,7 @@ def test_course_metaschedule_trace_prints_as_in_the_notes_and_computes_correctly
     from course_trace import COURSE_TEXT, course_trace
 
     sch = course_trace(Schedule(P.matmul(128, 128, 128)))
-    printed = str(sch.trace).replace(", disable_predication=False", "")  # older TVM did not print it
+    printed = "\n".join(sch.trace.as_python()).replace(", disable_predication=False", "")  # older TVM did not print it
     assert printed == COURSE_TEXT
     assert len(sch.trace) == 38
     loops = [sch.get(lp) for lp in sch.get_loops(sch.get_block("C"))]

@@ -205,3 +205,30 @@ class M:
 def test_lazy_top_level_names_reach_structural_services():
     assert tunefarm.structural_equal is structural_equal
     assert callable(tunefarm.workload_key)
+
+
+def test_a_class_name_defined_twice_parses_the_definition_being_decorated():
+    """Two printed modules pasted one after the other are both ``class Module``; each decorator must parse its
+    own class, not the first one of that name in the file (what ``inspect`` would return)."""
+    @ir_module
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] + T.float32(1)
+
+    first = Module
+
+    @ir_module
+    class Module:
+        @T.prim_func
+        def main(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] * T.float32(2)
+
+    assert "A[vi] + T.float32(1)" in first.script()
+    assert "A[vi] * T.float32(2)" in Module.script()

@@ -134,12 +134,10 @@ class BlockBuilder:
 
     # ---------------------------------------------------------------- emission
     def _fresh(self, prefix: str) -> str:
-        """``lv0``, ``lv1``, ... (names already used in the function are skipped)."""
-        k = 0
-        while f"{prefix}{k}" in self._names:
-            k += 1
-        self._names.add(f"{prefix}{k}")
-        return f"{prefix}{k}"
+        """``lv``, ``lv1``, ``lv2``, ... as Relax names them (names already used in the function are skipped)."""
+        name = unique_name(self._names, prefix)
+        self._names.add(name)
+        return name
 
     def emit(self, value: GraphExpr, name_hint: str = "lv") -> GraphVar:
         """Bind ``value`` (a call, a constant or another var) to a fresh variable and return it."""

@@ -118,9 +118,10 @@ class Constant(GraphExpr):
 
 
 class Call(GraphExpr):
-    """``op(args, **attrs) -> type``. ``op`` is ``call_tir``, ``call_dps_packed`` or a high-level op name.
+    """``op(args, **attrs) -> type``. ``op`` is ``call_tir``, ``call_dps_packed``, ``call_func`` (a graph
+    function of the module, as ``FuseOps`` groups are called) or a high-level op name.
 
-    ``call_tir``/``call_dps_packed`` keep the callee's name in ``attrs["func"]``.
+    ``call_tir``/``call_dps_packed``/``call_func`` keep the callee's name in ``attrs["func"]``.
     """
 
     __slots__ = ("op", "args", "attrs", "type")

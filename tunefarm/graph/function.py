@@ -47,10 +47,12 @@ class Function:
             setattr(f, k, v)
         return f
 
-    def script(self) -> str:
+    def script(self, constants: list | None = None) -> str:
+        """The function as script text; a module printing several functions passes one ``constants`` list so
+        ``metadata["relax.expr.Constant"][i]`` numbers them module-wide."""
         from .printer import function_to_script
 
-        return function_to_script(self)
+        return function_to_script(self, constants=constants)
 
     def show(self) -> None:
         print(self.script())

@@ -14,6 +14,7 @@ from ..ir.module import IRModule
 from .expr import Call, Constant, GraphVar
 from .function import Binding, DataflowBlock, Function
 from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps, SpecializeShapes
+from .passes.fuse import group_functions
 
 
 class GraphError(ValueError):
@@ -24,7 +25,8 @@ def entry_name(mod: IRModule, entry: str | None = None) -> str:
     if not isinstance(mod, IRModule):
         raise TypeError(f"expected an IRModule (from @ir_module, BlockBuilder.get() or Module.export()), got "
                         f"{type(mod).__name__}")
-    graph_fns = [k for k, v in mod.functions.items() if isinstance(v, Function)]
+    groups = group_functions(mod)
+    graph_fns = [k for k, v in mod.functions.items() if isinstance(v, Function) and k not in groups]
     if entry is not None:
         if entry not in graph_fns:
             raise KeyError(f"module has no graph function {entry!r}; it has {graph_fns}")

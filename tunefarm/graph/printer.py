@@ -22,10 +22,10 @@ def _tuple(items) -> str:
 
 
 class _FunctionPrinter:
-    def __init__(self, fn):
+    def __init__(self, fn, constants: list | None = None):
         self.fn = fn
         self.declared: set = set()
-        self.consts: dict = {}
+        self.consts: list = [] if constants is None else constants  # numbered in order; shared by a module
 
     def dims(self, t: TensorType, quote_new: bool) -> str:
         parts = []
@@ -49,7 +49,10 @@ class _FunctionPrinter:
         if isinstance(a, Constant):
             if a.data.ndim == 0:  # scalars print inline and parse back exactly (repr round-trips floats)
                 return f'R.const({a.data.item()!r}, "{a.dtype}")'
-            idx = self.consts.setdefault(id(a), len(self.consts))
+            idx = next((i for i, c in enumerate(self.consts) if c is a), None)
+            if idx is None:
+                idx = len(self.consts)
+                self.consts.append(a)
             return f'metadata["relax.expr.Constant"][{idx}]'
         raise TypeError(f"cannot print {a!r} as a graph value")
 
@@ -68,8 +71,10 @@ class _FunctionPrinter:
             return f"R.call_tir({v.attrs['func']}, {_tuple(args)}, out_sinfo={self.type(v.type)})"
         if v.op == "call_dps_packed":
             return f'R.call_dps_packed("{v.attrs["func"]}", {_tuple(args)}, out_sinfo={self.type(v.type)})'
+        if v.op == "call_func":
+            return f"{v.attrs['func']}({', '.join(args)})"
         if v.op not in OP_NAMES:
-            raise ValueError(f"cannot print graph op {v.op!r} (FuseOps' groups print after FuseTIR)")
+            raise ValueError(f"cannot print graph op {v.op!r}")
         extra = [f"{k}={self.attr(v.attrs[k])}" for k in _ATTR_ORDER.get(v.op, ()) if v.attrs.get(k) is not None]
         return f"{OP_NAMES[v.op]}({', '.join(args + extra)})"
 
@@ -96,7 +101,10 @@ class _FunctionPrinter:
             for b in block.bindings:
                 v = b.value
                 rhs = self.call(v) if isinstance(v, Call) else self.arg(v)
-                body.append(f"    {b.var.name} = {rhs}")
+                if isinstance(v, Call) and v.op == "call_func":  # the parser needs the type of such a call
+                    body.append(f"    {b.var.name}: {self.type(b.var.type)} = {rhs}")
+                else:
+                    body.append(f"    {b.var.name} = {rhs}")
             if block.outputs:
                 body.append(f"    R.output({', '.join(o.name for o in block.outputs)})")
             elif not block.bindings:
@@ -106,27 +114,16 @@ class _FunctionPrinter:
         return "\n".join(lines) + "\n"
 
 
-def function_to_script(fn, indent: int = 0) -> str:
-    return _FunctionPrinter(fn).print(indent)
+def function_to_script(fn, indent: int = 0, constants: list | None = None) -> str:
+    """``fn`` as script text; bound constants are numbered in ``constants`` (a module shares one list)."""
+    return _FunctionPrinter(fn, constants).print(indent)
 
 
 def function_metadata(fn) -> dict:
     """``{"relax.expr.Constant": [arrays]}`` numbered as ``function_to_script`` numbers them."""
     p = _FunctionPrinter(fn)
     p.print(0)
-    by_id = {id(c): c for c in _constants(fn)}
-    order = sorted(p.consts.items(), key=lambda kv: kv[1])
-    return {"relax.expr.Constant": [by_id[i].data for i, _ in order]}
-
-
-def _constants(fn):
-    for b in fn.bindings():
-        vals = b.value.args if isinstance(b.value, Call) else (b.value,)
-        for a in vals:
-            if isinstance(a, Constant) and a.data.ndim:
-                yield a
-    if isinstance(fn.ret, Constant):
-        yield fn.ret
+    return {"relax.expr.Constant": [c.data for c in p.consts]}
 
 
 __all__ = ["function_metadata", "function_to_script"]

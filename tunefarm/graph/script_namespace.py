@@ -54,10 +54,19 @@ function._script_key = "relax.function"
 
 
 class _TensorAnnotation:
-    """What ``R.Tensor(...)`` evaluates to in an annotation (only a marker; the parser reads the source)."""
+    """What ``R.Tensor(...)`` evaluates to: a ``TensorType`` when the shape is concrete, so plain Python may use
+    it as a type (``relax.Var("x", R.Tensor((1, 784), "float32"))``), else a marker (``(1, "m")`` in an
+    annotation: the parser reads the source, never this value)."""
 
-    def __call__(self, *args, **kwargs):
-        return self
+    def __call__(self, shape=None, dtype: str = "float32", *args, **kwargs):
+        from .expr import TensorType
+
+        if args or kwargs or not isinstance(shape, (tuple, list)):
+            return self
+        try:
+            return TensorType(shape, dtype)
+        except (TypeError, ValueError):
+            return self
 
     def __getitem__(self, item):
         return self

@@ -14,11 +14,15 @@ The accepted subset is what the MLC course writes and what ``printer`` prints:
 * high-level ops ``R.matmul``, ``R.add``, ``R.nn.relu``, ``R.nn.linear``, ``R.nn.conv2d``,
   ``R.nn.max_pool2d``, ``R.flatten``, ``R.reshape``, ``R.permute_dims``; ``R.const(value, dtype)``;
   ``R.func_attr({...})``;
+* ``lv: R.Tensor(...) = f(args)`` (or ``cls.f(args)``): a call of another graph function of the module, as
+  FuseOps' groups are called (the annotation gives the result type when ``f`` comes later in the module);
 * ``metadata["relax.expr.Constant"][i]`` (bound constants, as ``BindParams`` prints them) when the constants
-  are provided: ``from_source(text, metadata=...)`` here, or a ``metadata`` dict in the Python scope.
+  are provided: ``from_source(text, metadata=...)`` here, a ``metadata`` dict in the Python scope, or the
+  metadata section ``script(show_meta=True)`` prints; older printers' ``meta[relay.Constant][i]`` too;
+* the older printers' types and op names (``script_types``; ``relax.nn.dense`` through ``tunefarm.tvm``).
 
-Anything else is a ``ParseError`` at the offending line. Calls to PrimFuncs are checked against their
-signatures once the whole module is known (``_finalize_in_module``).
+Anything else is a ``ParseError`` at the offending line. Calls to PrimFuncs and graph functions are checked
+against their signatures once the whole module is known (``_finalize_in_module``).
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ import contextvars
 import numpy as np
 
 from ..ir.dtype import ALL_TYPES
+from ..ir.metadata import decode_array
 from ..ir.expr import Var
 from ..script.diagnostics import ParseError, describe
 from ..script.namespace import ScriptNamespace, TIRNamespace
@@ -36,6 +41,7 @@ from ..script.source import is_module, plain_constant, _MISSING
 from .expr import Call, Constant, GraphExpr, GraphVar, TensorType
 from .function import Binding, DataflowBlock, Function
 from . import ops
+from .script_types import TensorTypeParsing, compatible, fits
 
 _METADATA: contextvars.ContextVar = contextvars.ContextVar("tunefarm_graph_metadata", default=None)
 METADATA_KEY = "relax.expr.Constant"
@@ -94,11 +100,19 @@ def check_calls(fn: Function, mod, where=None) -> None:
 
     for b in fn.bindings():
         call = b.value
-        if not isinstance(call, Call) or call.op not in ("call_tir", "call_dps_packed"):
+        if not isinstance(call, Call) or call.op not in ("call_tir", "call_dps_packed", "call_func"):
             continue
         name = call.attrs["func"]
         callee = mod.functions.get(name)
         node = (where or {}).get(id(call))
+        if call.op == "call_func":
+            if not isinstance(callee, Function) or len(callee.params) != len(call.args) \
+                    or not all(compatible(a.type, p.type) for a, p in zip(call.args, callee.params)) \
+                    or not compatible(callee.ret.type, call.type):
+                msg = f"{fn.name}: {b.var.name} calls {name!r}, which is not a graph function of the module " \
+                      "taking these arguments and returning this type"
+                raise node(msg) if node else ValueError(msg)
+            continue
         if call.op == "call_tir" and not isinstance(callee, PrimFunc):
             msg = (f"R.call_tir: {name!r} is not a PrimFunc of the module (it has "
                    f"{', '.join(sorted(mod.prim_funcs())) or 'none'}); use R.call_dps_packed for registered "
@@ -120,11 +134,12 @@ class _ModuleRef:
     """``cls`` after ``cls = Module``: ``cls.f`` names the module's function ``f``."""
 
 
-class RelaxParser:
+class RelaxParser(TensorTypeParsing):
     def __init__(self, ctx):
         self.src = ctx.src
         self.env = ctx.env
         self.module_names = tuple(ctx.module_names or ())
+        self.module_functions = ctx.module_functions
         self.sym: dict[str, Var] = {}
         self.values: dict[str, object] = {}
         self.blocks: list[DataflowBlock] = []
@@ -149,7 +164,10 @@ class RelaxParser:
             return None
         parts.reverse()
         i = 0
-        while i < len(parts) and not isinstance(obj, ScriptNamespace):
+        # a module may stand for a namespace too: ``tunefarm.tvm.relax`` is ``R`` for the older printers'
+        # ``relax.nn.dense`` / ``relax.add``
+        while i < len(parts) and not isinstance(obj, ScriptNamespace) \
+                and getattr(obj, "_script_namespace", None) is None:
             if is_module(obj) and obj.__name__.startswith("tunefarm"):
                 obj = getattr(obj, parts[i], None)
                 i += 1
@@ -195,48 +213,6 @@ class RelaxParser:
                 if v is not _MISSING:
                     return v
         raise self.err(node, f"expected a literal value, got `{describe(node)}`", "literal")
-
-    # ------------------------------------------------------------------ types
-    def tensor_type(self, node, declare: bool) -> TensorType:
-        """``R.Tensor(shape, dtype)`` (``dtype=`` keyword accepted); string dims declare symbolic vars."""
-        if not (isinstance(node, ast.Call) and self.ns_name(node.func) == "R.Tensor"):
-            raise self.err(node, f"expected an R.Tensor(shape, dtype) type, got `{describe(node)}`", "type")
-        args = list(node.args)
-        kw = {k.arg: k.value for k in node.keywords}
-        unknown = set(kw) - {"shape", "dtype"}
-        if unknown or len(args) > 2:
-            raise self.err(node, f"R.Tensor takes (shape, dtype), got `{describe(node)}`", "type")
-        shape_node = args[0] if args else kw.get("shape")
-        dtype_node = args[1] if len(args) > 1 else kw.get("dtype")
-        if shape_node is None:
-            raise self.err(node, "R.Tensor needs a shape (tunefarm has no tensors of unknown shape)", "type")
-        dtype = "float32" if dtype_node is None else self.literal(dtype_node)
-        if dtype not in ALL_TYPES:
-            raise self.err(dtype_node or node, f"unknown dtype {dtype!r}", "dtype")
-        return TensorType(self.shape(shape_node, declare), dtype)
-
-    def shape(self, node, declare: bool) -> tuple:
-        elts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
-        dims = []
-        for e in elts:
-            if isinstance(e, ast.Constant) and isinstance(e.value, str):
-                if not e.value.isidentifier():
-                    raise self.err(e, f"symbolic dimension names must be identifiers, got {e.value!r}", "dim")
-                if e.value not in self.sym:
-                    if not declare:
-                        raise self.err(e, f"symbolic dimension {e.value!r} is not declared (declare it in a "
-                                          "parameter type or with `n = T.int64()`)", "dim")
-                    self.sym[e.value] = Var(e.value, "int64")
-                dims.append(self.sym[e.value])
-            elif isinstance(e, ast.Name) and e.id in self.sym:
-                dims.append(self.sym[e.id])
-            else:
-                v = self.literal(e)
-                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                    raise self.err(e, f"tensor dimensions are non-negative ints or symbolic names, got "
-                                      f"`{describe(e)}`", "dim")
-                dims.append(v)
-        return tuple(dims)
 
     # ------------------------------------------------------------------ function
     def parse(self, fdef: ast.FunctionDef) -> Function:
@@ -285,8 +261,9 @@ class RelaxParser:
         if ret is None:
             raise self.err(fdef, f"graph function `{fdef.name}` must end with `return <value>`", "return")
         # read after the body: the annotation may use dims the body declares (``n = T.int64()``)
-        ret_type = self.tensor_type(fdef.returns, declare=True) if fdef.returns is not None else None
-        if ret_type is not None and not _fits(ret.type, ret_type):
+        ret_type = self.tensor_type(fdef.returns, declare=True, annotation=True) if fdef.returns is not None \
+            else None
+        if ret_type is not None and not fits(ret.type, ret_type):
             raise self.err(fdef.returns, f"`{fdef.name}` is annotated to return {ret_type!r} but returns "
                                          f"{ret.type!r}", "return-type")
         fn = ParsedFunction(fdef.name, params, self.blocks, ret, self.attrs)
@@ -374,10 +351,13 @@ class RelaxParser:
             return None
         if name in self.values or name in self.sym:
             raise self.err(node, f"`{name}` is bound twice (graph functions bind each name once)", "rebinding")
-        value = self.value(value_node)
+        want = self.tensor_type(ann, declare=False, annotation=True) if ann is not None else None
+        if isinstance(value_node, ast.Call) and self.module_function(value_node.func) is not None:
+            value = self.record(value_node, self.func_call(value_node, want))
+        else:
+            value = self.value(value_node)
         if ann is not None:
-            want = self.tensor_type(ann, declare=False)
-            if not _fits(value.type, want):
+            if not fits(value.type, want):
                 raise self.err(ann, f"`{name}` is annotated {want!r} but the value is {value.type!r}", "type")
         var = GraphVar(name, value.type)
         self.values[name] = var
@@ -397,9 +377,8 @@ class RelaxParser:
         if isinstance(node, ast.Call):
             name = self.ns_name(node.func)
             if name is None:
-                if isinstance(node.func, ast.Name) and node.func.id in self.module_names:
-                    raise self.err(node, f"calling the module function `{node.func.id}` directly is not "
-                                         "supported; call PrimFuncs with R.call_tir", "call")
+                if self.module_function(node.func) is not None:
+                    return self.record(node, self.func_call(node, None))
                 raise self.err(node, f"call to unsupported function `{describe(node.func)}`", "call")
             if name == "R.call_tir":
                 return self.record(node, self.call_tir(node))
@@ -413,6 +392,32 @@ class RelaxParser:
             raise self.err(node, f"{name} is not supported in graph functions", "unknown-" + name)
         raise self.err(node, f"unsupported expression `{describe(node)}` (expected a tensor, a call or a constant)",
                        "value")
+
+    def module_function(self, func) -> str | None:
+        """The module function a call names (``f`` or ``cls.f``), or None."""
+        if isinstance(func, ast.Name) and func.id not in self.values and func.id in self.module_names:
+            return func.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and isinstance(self.values.get(func.value.id), _ModuleRef) and func.attr in self.module_names:
+            return func.attr
+        return None
+
+    def func_call(self, node: ast.Call, want) -> Call:
+        """``f(args)``: a call of another graph function of the module (FuseOps' groups are called so).
+
+        Its result type is the annotation of the binding, or the callee's when it is already parsed."""
+        fname = self.module_function(node.func)
+        if node.keywords:
+            raise self.err(node, f"{fname}: graph functions take positional arguments only", "call")
+        callee = (self.module_functions or {}).get(fname)
+        if isinstance(want, TensorType):
+            out = want
+        elif isinstance(callee, Function):
+            out = callee.ret.type
+        else:
+            raise self.err(node, f"the call of `{fname}` needs its result type: `lv: R.Tensor(shape, dtype) = "
+                                 f"{fname}(...)`", "call")
+        return Call("call_func", [self.value(a) for a in node.args], {"func": fname}, out)
 
     def record(self, node, call: Call) -> Call:
         src, n = self.src, node
@@ -428,7 +433,7 @@ class RelaxParser:
         if not (isinstance(inner, ast.Subscript) and isinstance(inner.value, ast.Name)
                 and inner.value.id in ("metadata", "meta")):
             raise self.err(node, f"unsupported subscript `{describe(node)}`", "subscript")
-        key = self.literal(inner.slice)
+        key = "relay.Constant" if describe(inner.slice) == "relay.Constant" else self.literal(inner.slice)
         idx = self.literal(node.slice)
         if key not in (METADATA_KEY, "relay.Constant") or not isinstance(idx, int):
             raise self.err(node, f"unsupported metadata reference `{describe(node)}`", "metadata")
@@ -437,7 +442,12 @@ class RelaxParser:
             raise self.err(node, f"metadata[{key!r}][{idx}] is out of range: {len(consts)} constants were "
                                  "provided", "metadata")
         c = consts[idx]
-        return c if isinstance(c, Constant) else Constant(np.asarray(c))
+        if isinstance(c, Constant):
+            return c
+        try:
+            return Constant(decode_array(c))
+        except ValueError as e:
+            raise self.err(node, f"metadata[{key!r}][{idx}]: {e}", "metadata") from None
 
     def _constants(self, node) -> list:
         if self._metadata_list is None:
@@ -560,19 +570,6 @@ class RelaxParser:
             return ops.make_call(op, *tensors, **kwargs)
         except (ops.ShapeError, TypeError, KeyError) as e:
             raise self.err(node, f"{name}: {e}", "op") from None
-
-
-def _fits(got: TensorType, want: TensorType) -> bool:
-    """Whether a value of type ``got`` may be annotated ``want`` (same dtype, same dims)."""
-    if got.dtype != want.dtype or got.ndim != want.ndim:
-        return False
-    for a, b in zip(got.shape, want.shape):
-        if isinstance(a, Var) or isinstance(b, Var):
-            if a is not b:
-                return False
-        elif a != b:
-            return False
-    return True
 
 
 __all__ = ["ParsedFunction", "RelaxParser", "check_calls", "from_source", "parse_relax_function",

@@ -48,6 +48,22 @@ class PrimFunc(Node):
             attrs["global_symbol"] = name
         return PrimFunc(self.params, self.body, attrs, name)
 
+    def with_attr(self, key, value=None) -> "PrimFunc":
+        """A copy with one attribute set, or several from a dict (TVM's ``func.with_attr``). ``global_symbol``
+        is the function's name, so setting it renames the function too."""
+        if isinstance(key, dict) and value is None:
+            func = self
+            for k, v in key.items():
+                func = func.with_attr(k, v)
+            return func
+        if not isinstance(key, str):
+            raise TypeError(f"attribute names are strings, got {type(key).__name__}")
+        if key == "global_symbol":
+            if not isinstance(value, str) or not value.isidentifier():
+                raise ValueError(f"global_symbol must be an identifier, got {value!r}")
+            return PrimFunc(self.params, self.body, {**self.attrs, key: value}, value)
+        return PrimFunc(self.params, self.body, {**self.attrs, key: value}, self.name)
+
     def script(self) -> str:
         from .printer import func_to_script
 

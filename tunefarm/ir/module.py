@@ -4,8 +4,23 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 
+class GlobalVar(str):
+    """A module's reference to one of its functions (TVM's ``GlobalVar``): here simply the function's name."""
+
+    __slots__ = ()
+
+    @property
+    def name_hint(self) -> str:
+        return str(self)
+
+
 class IRModule(Mapping):
-    """Ordered mapping ``name -> function``. Immutable by convention: ``with_function`` returns a copy."""
+    """Ordered mapping ``name -> function``. Immutable by convention: ``with_function`` returns a copy.
+
+    The one exception is ``update_func``, TVM's way of swapping a tuned kernel into a model in place (the
+    course does exactly that). It only replaces an entry of this module's own dict: other modules never share
+    it, and analyses are cached on the (immutable) functions, not on modules.
+    """
 
     def __init__(self, functions: Mapping | None = None, attrs: dict | None = None):
         self.functions: dict = dict(functions or {})
@@ -23,6 +38,29 @@ class IRModule(Mapping):
     def __len__(self) -> int:
         return len(self.functions)
 
+    @classmethod
+    def from_expr(cls, func) -> "IRModule":
+        """A module holding ``func`` alone, named by its ``global_symbol`` attribute (else ``main``), as in TVM."""
+        name = func.attrs.get("global_symbol") or "main"
+        if getattr(func, "name", name) != name and hasattr(func, "with_name"):
+            func = func.with_name(name)
+        return cls({name: func})
+
+    def get_global_var(self, name: str) -> GlobalVar:
+        """The reference ``update_func`` takes (raises KeyError naming the module's functions)."""
+        if name not in self.functions:
+            raise KeyError(f"module has no function {name!r}; it has {list(self.functions)}")
+        return GlobalVar(name)
+
+    def update_func(self, var, func) -> None:
+        """Replace the function ``var`` (a ``GlobalVar`` or a name) in place; see the class docstring."""
+        name = str(var)
+        if name not in self.functions:
+            raise KeyError(f"module has no function {name!r} to update; it has {list(self.functions)}")
+        if getattr(func, "name", name) != name and hasattr(func, "with_name"):
+            func = func.with_name(name)
+        self.functions[name] = func
+
     def with_function(self, name: str, func) -> "IRModule":
         fns = dict(self.functions)
         fns[name] = func
@@ -36,10 +74,11 @@ class IRModule(Mapping):
 
         return {k: v for k, v in self.functions.items() if isinstance(v, PrimFunc)}
 
-    def script(self) -> str:
+    def script(self, show_meta: bool = False) -> str:
+        """The module as script text; bound constants are printed too with ``show_meta=True``."""
         from .printer import module_to_script
 
-        return module_to_script(self)
+        return module_to_script(self, show_meta)
 
     def show(self) -> None:
         print(self.script())

@@ -467,10 +467,14 @@ def func_to_script(f) -> str:
     return "\n".join(p.lines) + "\n"
 
 
-def module_to_script(mod) -> str:
+def module_to_script(mod, show_meta: bool = False) -> str:
+    """The module as script text. Bound arrays of its graph functions are numbered module-wide and, with
+    ``show_meta``, printed before the module (``metadata``); else a closing comment says they were left out."""
     from .function import PrimFunc
+    from .metadata import OMITTED, metadata_lines
 
-    lines = ["# from tunefarm.script import I, T, ir_module", "", "@ir_module", "class Module:"]
+    constants: list = []
+    lines = ["@ir_module", "class Module:"]
     if mod.attrs:
         lines.append(f"    I.module_attrs({_attrs_literal(mod.attrs)})")
         lines.append("")
@@ -480,9 +484,14 @@ def module_to_script(mod) -> str:
             p.func(f, 1, name)
             lines.extend(p.lines)
         else:
-            text = f.script() if hasattr(f, "script") else repr(f)
+            text = f.script(constants=constants) if hasattr(f, "script") else repr(f)
             lines.extend("    " + ln if ln else ln for ln in text.splitlines())
         lines.append("")
-    if len(lines) == 4:
+    if len(lines) == 2:
         lines.append("    pass")
-    return "\n".join(lines)
+    header = ["# from tunefarm.script import I, T, ir_module", ""]
+    if constants and show_meta:
+        header += metadata_lines([getattr(c, "data", c) for c in constants]) + [""]
+    elif constants:
+        lines.append(OMITTED)
+    return "\n".join(header + lines)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import statistics
 import threading
+import time
 
 import numpy as np
 
@@ -135,3 +136,32 @@ class TimeEvaluator:
             if stop_above_s is not None and len(results) >= STOP_AFTER_REPEATS and min(results) > stop_above_s:
                 break
         return BenchmarkResult(results, number)
+
+
+def time_python_calls(call, number: int = 10, repeat: int = 1, min_repeat_ms: float = 0.0) -> BenchmarkResult:
+    """Time ``call()`` from Python: ``number`` calls between two clock reads per repeat, after one warm-up call.
+
+    For what has no single native entry to hand to the native loop -- a compiled model, which may call
+    registered Python functions between its kernels; the time includes what a Python caller pays per call.
+    ``number`` grows as in ``TimeEvaluator`` until a repeat lasts ``min_repeat_ms``.
+    """
+    if int(number) < 1 or int(repeat) < 1:
+        raise ValueError(f"number and repeat must be >= 1, got number={number}, repeat={repeat}")
+    if min_repeat_ms < 0:
+        raise ValueError(f"min_repeat_ms must be >= 0, got {min_repeat_ms}")
+    number = int(number)
+    call()
+    results = []
+    for _ in range(int(repeat)):
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(number):
+                call()
+            secs = time.perf_counter() - t0
+            if secs * 1e3 >= min_repeat_ms:
+                break
+            per_call = max(secs, 1e-9) / number
+            number = max(int(min_repeat_ms / 1e3 / per_call) + 1, int(number * _GOLDEN) + 1)
+        results.append(secs / number)
+    return BenchmarkResult(results, number)
+

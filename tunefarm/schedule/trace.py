@@ -96,17 +96,16 @@ class Trace:
         return lines
 
     def __str__(self) -> str:
-        return "\n".join(self.as_python())
+        """The trace as TVM prints it (``print(sch.trace)``): a function that redoes it on a schedule. The text
+        runs as it is when pasted (``apply_trace(Schedule(func))``); tunefarm itself only ever replays data."""
+        return "\n".join(["def apply_trace(sch):"] + ["    " + line for line in self.as_python() or ["pass"]])
 
     def __repr__(self) -> str:
         return f"Trace({len(self)} instructions, {len(self._decisions)} decisions)"
 
     def show(self) -> None:
-        """Print the trace as a Python function of a schedule (for reading; it is never executed)."""
-        print("# from tunefarm import Schedule")
-        print("def apply_trace(sch: Schedule) -> None:")
-        for line in self.as_python() or ["pass"]:
-            print("    " + line)
+        """Print the trace as ``print(sch.trace)`` does (TVM's ``trace.show()``)."""
+        print(self)
 
     # ------------------------------------------------------------------------------------------- json
     def as_json(self) -> dict:

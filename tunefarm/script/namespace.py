@@ -117,7 +117,8 @@ def ir_module(cls):
     """``@ir_module`` on a class whose methods are script functions: an ``IRModule`` of them."""
     from .parser import parse_python_class
 
-    return parse_python_class(cls, _caller_locals(sys._getframe(1)))
+    frame = sys._getframe(1)
+    return parse_python_class(cls, _caller_locals(frame), frame.f_lineno)
 
 
 ir_module._script_key = "ir.ir_module"

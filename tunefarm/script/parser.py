@@ -207,9 +207,10 @@ def _finalize(mod: IRModule) -> IRModule:
     return mod
 
 
-def parse_python_class(cls, caller_locals=()) -> IRModule:
-    """What ``@ir_module`` calls: parse the class source; methods keep their own closure variables."""
-    src = source_of(cls, "class")
+def parse_python_class(cls, caller_locals=(), line: int | None = None) -> IRModule:
+    """What ``@ir_module`` calls: parse the class source (the definition at ``line``, where the decorator was
+    applied, when given); methods keep their own closure variables."""
+    src = source_of(cls, "class", line)
     tree = src.parse()
     cdef = _find_def(src, tree, ast.ClassDef, "class")
     import sys
@@ -267,6 +268,11 @@ def _import_aliases(src: Source, node) -> dict:
     return out
 
 
+def _is_metadata(node) -> bool:
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "metadata")
+
+
 def from_source(text: str, name: str | None = None, filename: str = "<script>", constants: dict | None = None):
     """Parse script text (one ``@T.prim_func`` or ``@ir_module`` class, e.g. a printed program) without
     executing anything. ``name`` picks one definition when the text has several; ``constants`` supplies
@@ -293,6 +299,11 @@ def from_source(text: str, name: str | None = None, filename: str = "<script>", 
             defs.append(node)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             continue
+        elif _is_metadata(node):  # ``script(show_meta=True)``'s bound arrays: plain literals, never executed
+            try:
+                scope["metadata"] = ast.literal_eval(node.value)
+            except ValueError:
+                raise src.error(node, "the metadata section must be plain literals", "metadata") from None
         else:
             raise src.error(node, f"unsupported top-level statement `{describe(node)}` (from_source reads "
                                   "script definitions only)", "top-level")

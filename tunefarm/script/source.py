@@ -68,12 +68,34 @@ def env_of_function(func, caller_locals=()) -> PythonEnv:
     return PythonEnv(scopes)
 
 
-def source_of(obj, what: str) -> Source:
-    """The dedented source of a function or class, remembering its place in the file."""
+def _class_at(obj, line: int):
+    """``(lines, start)`` of the class ``obj`` whose definition (or first decorator) is at ``line``.
+
+    Python (before 3.13) does not record where a class was defined, and ``inspect`` returns the *first*
+    class of that name in the file; a file that defines ``class Module`` twice (two printed modules pasted
+    one after the other) would silently get the first one parsed for both. The decorator knows the line it
+    was applied at, which picks the right one.
+    """
+    import ast
+
+    all_lines, _ = inspect.findsource(obj)
+    tree = ast.parse("".join(all_lines))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == obj.__name__:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if line in (first, node.lineno) or any(d.lineno == line for d in node.decorator_list):
+                return all_lines[first - 1:node.end_lineno], first
+    return None
+
+
+def source_of(obj, what: str, line: int | None = None) -> Source:
+    """The dedented source of a function or class, remembering its place in the file. For a class, ``line``
+    (where its decorator was applied) picks the right definition when several classes share its name."""
     try:
-        lines, start = inspect.getsourcelines(obj)
+        found = _class_at(obj, line) if line is not None and inspect.isclass(obj) else None
+        lines, start = found if found is not None else inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or inspect.getfile(obj)
-    except (OSError, TypeError) as e:
+    except (OSError, TypeError, SyntaxError) as e:
         name = getattr(obj, "__qualname__", repr(obj))
         raise ParseError(f"cannot read the source of {what} {name} ({e}); parse text with "
                          "tunefarm.script.from_source instead", construct="no-source") from None

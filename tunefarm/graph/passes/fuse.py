@@ -1,10 +1,13 @@
 """FuseOps + FuseTIR: fuse an anchor kernel (dense, matmul, conv2d, pooling) with the element-wise kernels
 that follow it, and chains of element-wise kernels, into single PrimFuncs.
 
-``FuseOps`` groups consecutive ``call_tir`` bindings (a value passed inside a group must have exactly one
-use and must not be a function output) and records each group as a ``fused`` call; ``FuseTIR`` composes
-the group's PrimFuncs into one (see ``compose``). Fewer kernels means fewer passes over memory and, after
-tuning, element-wise work done while the anchor's results are still in registers.
+As in Relax, ``FuseOps`` groups consecutive ``call_tir`` bindings (a value passed inside a group must have
+exactly one use and must not be a function output) and moves each group into a graph function of the module
+marked ``Primitive`` (``fused_dense_add`` ...), which the caller calls (``call_func``); the module still
+prints, parses and compiles. ``FuseTIR`` composes each such function's PrimFuncs into one PrimFunc of the
+same name (see ``compose``), calls it with ``call_tir``, and drops the kernels that now live only inside
+the fused ones. Fewer kernels means fewer passes over memory and, after tuning, element-wise work done while
+the anchor's results are still in registers.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from ..compose import compose
 from ..expr import Call, GraphVar, shape_expr_to_ir
 from ..function import Binding, DataflowBlock, Function
 
+PRIMITIVE = "Primitive"  # attribute of the graph functions FuseOps creates (Relax's name)
+
 
 def kernel_kind(func: PrimFunc) -> str:
     """``elementwise`` when no block reduces, else ``anchor``."""
@@ -28,6 +33,20 @@ def kernel_kind(func: PrimFunc) -> str:
         if blk.name != "root" and any(iv.iter_type == "R" for iv in blk.iter_vars):
             return "anchor"
     return "elementwise"
+
+
+def is_primitive(fn) -> bool:
+    """Whether ``fn`` is a group FuseOps made (fused by FuseTIR, never fused again)."""
+    return isinstance(fn, Function) and bool(fn.attrs.get(PRIMITIVE))
+
+
+def group_functions(mod: IRModule) -> set:
+    """The graph functions FuseTIR turns into kernels: FuseOps' groups, and any graph function another one calls
+    (such a call is how the printed form of FuseOps' output reads, with or without the attribute)."""
+    called = {c.attrs["func"] for f in mod.functions.values() if isinstance(f, Function)
+              for c in f.calls() if c.op == "call_func"}
+    return {name for name, f in mod.functions.items()
+            if isinstance(f, Function) and (is_primitive(f) or name in called)}
 
 
 def _uses(fn: Function) -> Counter:
@@ -41,17 +60,40 @@ def _uses(fn: Function) -> Counter:
     return c
 
 
+def _group_function(name: str, group: list[Binding], ext_args: list) -> Function:
+    """The graph function of one group: its external values become parameters, its last value the result."""
+    used: set = set()
+    vmap: dict = {}
+    params = []
+    for i, a in enumerate(ext_args):
+        hint = getattr(a, "name", None)  # a constant may carry its weight's dotted name (``fc.weight``)
+        p = GraphVar(unique_name(used, hint if hint and hint.isidentifier() else f"p{i}"), a.type)
+        used.add(p.name)
+        vmap[a] = p
+        params.append(p)
+    bindings = []
+    for b in group:
+        var = GraphVar(unique_name(used, b.var.name), b.var.type)
+        used.add(var.name)
+        call = b.value
+        bindings.append(Binding(var, Call(call.op, [vmap[a] for a in call.args], call.attrs, call.type)))
+        vmap[b.var] = var
+    ret = bindings[-1].var
+    return Function(name, params, [DataflowBlock(bindings, [ret])], ret, {PRIMITIVE: True})
+
+
 class FuseOps:
-    """Group ``call_tir`` chains; each group of two or more becomes one ``fused`` call."""
+    """Group ``call_tir`` chains; each group of two or more becomes a ``Primitive`` function of the module."""
 
     def __call__(self, mod: IRModule) -> IRModule:
-        out = mod
+        funcs = dict(mod.functions)
+        groups = group_functions(mod)
         for name, fn in mod.functions.items():
-            if isinstance(fn, Function):
-                out = out.with_function(name, self._fuse_function(mod, fn))
-        return out
+            if isinstance(fn, Function) and name not in groups:
+                funcs[name] = self._fuse_function(mod, fn, funcs)
+        return IRModule(funcs, mod.attrs)
 
-    def _fuse_function(self, mod: IRModule, fn: Function) -> Function:
+    def _fuse_function(self, mod: IRModule, fn: Function, funcs: dict) -> Function:
         uses = _uses(fn)
         outputs = {o for blk in fn.blocks for o in blk.outputs} | ({fn.ret} if isinstance(fn.ret, GraphVar) else set())
         blocks = []
@@ -79,9 +121,9 @@ class FuseOps:
                     for a in b.value.args:
                         if a not in inner and all(a is not e for e in ext_args):
                             ext_args.append(a)
-                steps = [(b.value.attrs["func"], b.value.args, b.var) for b in g]
-                call = Call("fused", ext_args, {"steps": steps}, g[-1].value.type)
-                bindings.append(Binding(g[-1].var, call))
+                gname = unique_name(funcs, "fused_" + "_".join(b.value.attrs["func"] for b in g))
+                funcs[gname] = _group_function(gname, g, ext_args)
+                bindings.append(Binding(g[-1].var, Call("call_func", ext_args, {"func": gname}, g[-1].value.type)))
             blocks.append(DataflowBlock(bindings, blk.outputs))
         return fn.replace(blocks=tuple(blocks))
 
@@ -90,30 +132,43 @@ def _buffer_for(value, name: str) -> Buffer:
     return Buffer(name, tuple(shape_expr_to_ir(d) for d in value.type.shape), value.type.dtype)
 
 
+def _calls_to_call_tir(fn: Function, fused: set) -> Function:
+    blocks = []
+    for blk in fn.blocks:
+        bindings = []
+        for b in blk.bindings:
+            v = b.value
+            if isinstance(v, Call) and v.op == "call_func" and v.attrs["func"] in fused:
+                v = Call("call_tir", v.args, {"func": v.attrs["func"]}, v.type)
+            bindings.append(Binding(b.var, v))
+        blocks.append(DataflowBlock(bindings, blk.outputs))
+    return fn.replace(blocks=tuple(blocks))
+
+
 class FuseTIR:
-    """Compose each ``fused`` group's PrimFuncs into one PrimFunc and call it with ``call_tir``."""
+    """Turn each group function (``group_functions``) into one composed PrimFunc of the same name, called with
+    ``call_tir``; the PrimFuncs it fused are dropped unless something else still calls them."""
 
     def __call__(self, mod: IRModule) -> IRModule:
-        funcs = dict(mod.functions)
+        groups = group_functions(mod)
+        if not groups:
+            return mod
+        funcs: dict = {}
+        inlined: set = set()
         for name, fn in mod.functions.items():
-            if not isinstance(fn, Function):
-                continue
-            blocks = []
-            for blk in fn.blocks:
-                bindings = []
-                for b in blk.bindings:
-                    v = b.value
-                    if isinstance(v, Call) and v.op == "fused":
-                        fname = unique_name(funcs, "fused_" + "_".join(s[0] for s in v.attrs["steps"]))
-                        funcs[fname] = self._compose(mod, fname, v, b.var)
-                        v = Call("call_tir", v.args, {"func": fname}, v.type)
-                    bindings.append(Binding(b.var, v))
-                blocks.append(DataflowBlock(bindings, blk.outputs))
-            funcs[name] = fn.replace(blocks=tuple(blocks))
+            if name in groups:
+                funcs[name] = self._compose(mod, name, fn)
+                inlined.update(c.attrs["func"] for c in fn.calls())
+            else:
+                funcs[name] = _calls_to_call_tir(fn, groups) if isinstance(fn, Function) else fn
+        still_called = {c.attrs.get("func") for f in funcs.values() if isinstance(f, Function) for c in f.calls()}
+        for name in inlined - still_called - groups:
+            if isinstance(funcs.get(name), PrimFunc):
+                del funcs[name]
         return IRModule(funcs, mod.attrs)
 
     @staticmethod
-    def _compose(mod: IRModule, fname: str, call: Call, out_var: GraphVar) -> PrimFunc:
+    def _compose(mod: IRModule, fname: str, fn: Function) -> PrimFunc:
         bufs: dict = {}
         params = []
         names: set = set()
@@ -123,22 +178,22 @@ class FuseTIR:
             names.add(name)
             return name
 
-        for i, a in enumerate(call.args):
-            bufs[a] = _buffer_for(a, fresh(getattr(a, "name", None) or f"p{i}"))
-            params.append(bufs[a])
+        for p in fn.params:
+            bufs[p] = _buffer_for(p, fresh(p.name))
+            params.append(bufs[p])
         intermediates = []
         steps = []
-        for callee_name, args, var in call.attrs["steps"]:
-            if var is out_var:
-                buf = _buffer_for(var, fresh("T_out"))
-                bufs[var] = buf
-            else:
-                buf = _buffer_for(var, fresh(var.name))
-                bufs[var] = buf
+        for b in fn.bindings():
+            call = b.value
+            if not (isinstance(call, Call) and call.op == "call_tir"):
+                raise ValueError(f"FuseTIR: {fname} binds {b.var.name} to something other than a kernel call")
+            buf = _buffer_for(b.var, fresh("T_out" if b.var is fn.ret else b.var.name))
+            bufs[b.var] = buf
+            if b.var is not fn.ret:
                 intermediates.append(buf)
-            steps.append((mod[callee_name], [bufs[a] for a in args] + [buf]))
-        params.append(bufs[out_var])
+            steps.append((mod[call.attrs["func"]], [bufs[a] for a in call.args] + [buf]))
+        params.append(bufs[fn.ret])
         return compose(fname, params, steps, intermediates, {"global_symbol": fname, "tir.noalias": True})
 
 
-__all__ = ["FuseOps", "FuseTIR", "kernel_kind"]
+__all__ = ["FuseOps", "FuseTIR", "group_functions", "is_primitive", "kernel_kind"]

@@ -12,7 +12,7 @@ from ..ops import OPS
 
 
 def legalize_call(bb: BlockBuilder, call: Call) -> Call:
-    if call.op in ("call_tir", "call_dps_packed"):
+    if call.op in ("call_tir", "call_dps_packed", "call_func"):
         return call
     op = OPS.get(call.op)
     if op is None:
