@@ -7,6 +7,7 @@ file's sha256 is checked when one is expected.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import os
 import pickle
@@ -19,6 +20,7 @@ MLP_PARAMS_URL = "https://github.com/mlc-ai/web-data/raw/main/models/fasionmnist
 MLP_PARAMS_SHA256 = "65e60c21536ed052ba5e1e6c94806530c7d804056822a6b39066ce6a5b02e646"
 PARAMS_ENV = "TUNEFARM_MLP_PARAMS"
 
+# what numpy's own pickles of arrays, dtypes and scalars name, under every protocol (0-5) and numpy 1.x / 2.x
 _ALLOWED_GLOBALS = {
     ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "_reconstruct"),
@@ -26,6 +28,8 @@ _ALLOWED_GLOBALS = {
     ("numpy", "dtype"),
     ("numpy.core.multiarray", "scalar"),
     ("numpy._core.multiarray", "scalar"),
+    ("numpy.core.numeric", "_frombuffer"),  # protocol 5: the array's bytes travel out of band
+    ("numpy._core.numeric", "_frombuffer"),
 }
 
 
@@ -33,14 +37,22 @@ class UnsafePickleError(pickle.UnpicklingError):
     """The pickle asked for something other than numpy arrays."""
 
 
+def _latin1_bytes(text, encoding="latin1") -> bytes:
+    """``_codecs.encode`` as protocols 0-2 use it: how they write ``bytes`` (the array's data) as text."""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise UnsafePickleError(f"refusing _codecs.encode({type(text).__name__}, {encoding!r}) in a pickle: "
+                                "only the latin1 bytes numpy writes are allowed")
+    return text.encode("latin1")
+
+
 class SafeUnpickler(pickle.Unpickler):
     """An unpickler that can build numpy arrays and plain containers and nothing else."""
 
     def find_class(self, module: str, name: str):
         if (module, name) in _ALLOWED_GLOBALS:
-            import importlib
-
             return getattr(importlib.import_module(module), name)
+        if (module, name) == ("_codecs", "encode"):
+            return _latin1_bytes
         raise UnsafePickleError(f"refusing to load {module}.{name} from a pickle: only numpy arrays are allowed")
 
 
@@ -72,7 +84,7 @@ def _check_param_dict(obj, where: str) -> dict[str, np.ndarray]:
             raise ValueError(f"{where}: entry {k!r} is not a named numpy array")
         if v.dtype == object:
             raise ValueError(f"{where}: entry {k!r} has object dtype; only numeric arrays are allowed")
-        out[k] = np.ascontiguousarray(v)
+        out[k] = np.asarray(v, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     return out
 
 
