@@ -80,7 +80,7 @@ def format_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] 
 def cmd_best(args: argparse.Namespace) -> int:
     from tunefarm.database import Database
 
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         rows = [_nan_to_none(r) for r in best_rows(db, args.workload, args.target)]
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -120,7 +120,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         write_report(db, args.output, top_k=args.top_k)
         n = db.count_records()
     print(f"wrote {args.output} ({n} records)")
@@ -165,7 +165,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         counts = db.export(args.output)
     print(f"wrote {args.output}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return 0
@@ -261,7 +261,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.rounds < 1:
         raise CommandError("--rounds must be at least 1")
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         rows = [_nan_to_none(r) for r in bench_best(db, args.workload, args.target, rounds=args.rounds)]
     if not rows:
         print("tunefarm bench: no successful record on a target this CPU can run", file=sys.stderr)

@@ -73,14 +73,17 @@ class Database:
     :class:`AmbiguousTargetError` when the workload has records under more than one target, so a latency
     measured on one CPU is never silently used for another.
 
-    ``create=False`` refuses to create a missing file (read-only tools such as the CLI use it).
+    ``create=False`` refuses to create a missing file. ``readonly=True`` (the commands that only read) never
+    writes, and also reads a database on a read-only filesystem; every write then fails with a DatabaseError.
     Connections are per process and per thread; pickling keeps only the path and options.
     """
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
+                 readonly: bool = False):
         self.path = os.fspath(path)
         self.timeout = float(timeout)
-        self._create = create
+        self._create = create and not readonly
+        self._readonly = readonly
         self._local = threading.local()
         self._pid = os.getpid()
         self._workload_ids: dict[str, int] = {}
@@ -95,7 +98,7 @@ class Database:
             self._pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = open_connection(self.path, create=self._create, timeout=self.timeout)
+            conn = open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
             self._local.conn = conn
         return conn
 
@@ -113,10 +116,11 @@ class Database:
         self.close()
 
     def __getstate__(self) -> dict:
-        return {"path": self.path, "timeout": self.timeout, "create": self._create}
+        return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], create=state["create"], timeout=state["timeout"])
+        self.__init__(state["path"], create=state["create"], timeout=state["timeout"],
+                      readonly=state.get("readonly", False))
 
     def __repr__(self) -> str:
         return f"Database({self.path!r})"

@@ -12,6 +12,7 @@ import io
 import os
 import pickle
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +72,13 @@ def load_pickle_params(path: str | os.PathLike, sha256: str | None = None) -> di
         got = hashlib.sha256(data).hexdigest()
         if got != sha256:
             raise ValueError(f"{path}: sha256 is {got}, expected {sha256} (wrong or corrupted file)")
-    obj = SafeUnpickler(io.BytesIO(data)).load()
+    try:
+        obj = SafeUnpickler(io.BytesIO(data)).load()
+    except UnsafePickleError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
+            MemoryError, RecursionError, UnicodeDecodeError) as e:  # what a damaged or foreign file raises
+        raise ValueError(f"{path}: not a pickle of numpy arrays ({type(e).__name__}: {e})"[:300]) from None
     return _check_param_dict(obj, str(path))
 
 
@@ -96,8 +103,11 @@ def load_params(source) -> dict[str, np.ndarray]:
     if not path.exists():
         raise FileNotFoundError(f"parameter file {path} does not exist")
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            return {k: np.ascontiguousarray(z[k]) for k in z.files}
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return _check_param_dict({k: z[k] for k in z.files}, str(path))
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+            raise ValueError(f"{path}: not an .npz of numeric arrays ({type(e).__name__}: {e})"[:300]) from None
     return load_pickle_params(path)
 
 

@@ -55,11 +55,15 @@ def run_tune(args) -> int:
     if args.trials < 0 or args.trials_per_round < 1:
         print("tunefarm tune: --trials must be >= 0 and --trials-per-round >= 1", file=sys.stderr)
         return 2
+    if args.workers is not None and args.workers < 1:
+        print(f"tunefarm tune: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return 2
     if args.farm == "local" and args.ray_address:
         print("tunefarm tune: --ray-address needs --farm ray", file=sys.stderr)
         return 2
     from tunefarm.farm import LocalFarm, RayFarm
 
+    db = Database(args.db)  # a database that cannot be opened fails now, not after the farm has started
     try:
         if args.farm == "local":
             farm = LocalFarm(num_workers=args.workers, target=args.target)
@@ -70,7 +74,6 @@ def run_tune(args) -> int:
         return 1
     try:
         target = resolve_target(args.target, farm)
-        db = Database(args.db)
         key = workload_key(func)
         try:
             existing = db.count_records(key, str(target))
