@@ -309,7 +309,11 @@ class Database:
         tid = self._target_id(conn, target)
         if tid is None:
             return 0
-        return claims.budget_used(conn, wid, tid, now_us(), opt_int(exclude_job, "exclude_job"))
+        conn.execute("BEGIN")  # one snapshot: a commit between the two counts would move a trial across them
+        try:
+            return claims.budget_used(conn, wid, tid, now_us(), opt_int(exclude_job, "exclude_job"))
+        finally:
+            conn.execute("COMMIT")
 
     # -- records -----------------------------------------------------------------------------------------
     @_translated
