@@ -9,6 +9,7 @@ import pytest
 from dbtest_helpers import TARGET_A, populate_real, real_programs
 from tunefarm.database import Database, InvalidRecordError, InvalidTraceError, Record
 from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.ir.serialize import dumps
 
 N_RECORDS = 80  # what populate_real() commits
 
@@ -53,8 +54,6 @@ def test_import_merges_with_local_results(real_study, tmp_path):
     other = Database(tmp_path / "other.sqlite")
     # the same task, also measured on this machine: faster than anything imported
     func, programs = real_programs("matmul-16")
-    from tunefarm.ir.serialize import dumps
-
     other.commit_workload(key, "matmul_16", dumps(func), 1e5)
     ok = MeasureResult(MeasureStatus.OK, [1.02e-7, 1e-7, 1.05e-7], 0.01, None, "here")
     other.commit_records([Record(key, t, h, TARGET_A, ok, None, i) for i, (t, h) in enumerate(programs[:5])])
