@@ -45,13 +45,19 @@ def best_rows(db, workload: str | None, target: str | None) -> list[dict]:
                 continue
             rows.append({"workload": rec.workload_name, "workload_key": rec.workload_key, "target": rec.target,
                          "median_us": rec.median_us, "gflops": rec.gflops, "trial": rec.trial,
-                         "job_id": rec.job_id, "record_id": rec.record_id, "program_hash": rec.program_hash,
+                         "job_id": rec.job_id, "job_status": None if rec.job_id is None else db.job_state(rec.job_id),
+                         "record_id": rec.record_id, "program_hash": rec.program_hash,
                          "trials": db.count_records(key, target=t), "trace": rec.trace_json})
     return rows
 
 
 def _nan_to_none(row: dict) -> dict:
     return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes: a stored name must not drive the terminal."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def format_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] | None = None) -> str:
@@ -61,7 +67,7 @@ def format_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] 
             return "-"
         if isinstance(v, float):
             return f"{v:,.3f}"
-        s = str(v).replace("\n", " ")
+        s = printable(str(v).replace("\n", " "))
         return s if len(s) <= max_width else s[: max_width - 1] + "…"
 
     shorten = shorten or {}
@@ -88,21 +94,22 @@ def people_table(rows: list[dict], cols: Sequence[str], shorten: dict[str, int] 
 def cmd_best(args: argparse.Namespace) -> int:
     from tunefarm.database import Database
 
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         rows = [_nan_to_none(r) for r in best_rows(db, args.workload, args.target)]
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     elif rows and args.format == "csv":
         writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows({**r, "trace": json.dumps(r["trace"], separators=(",", ":"))} for r in rows)
+        writer.writerows({**{k: printable(v) if isinstance(v, str) else v for k, v in r.items()},
+                          "trace": json.dumps(r["trace"], separators=(",", ":"))} for r in rows)
     elif rows:
         from tunefarm.database.sqlite_database import SHORT_KEY
 
         shown = [{**r, "key": r["workload_key"][:SHORT_KEY], "program": (r["program_hash"] or "")[:SHORT_KEY]}
                  for r in rows]
         print(people_table(shown, ["workload", "key", "target", "median_us", "gflops", "trials", "trial", "job_id",
-                                   "program"], shorten={"workload": 32}))
+                                   "job_status", "program"], shorten={"workload": 32}))
     if not rows:
         where = f" for workload {args.workload!r}" if args.workload else ""
         where += f" on target {args.target!r}" if args.target else ""
@@ -131,10 +138,54 @@ def cmd_report(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         write_report(db, args.output, top_k=args.top_k)
         n = db.count_records()
     print(f"wrote {args.output} ({n} records)")
+    return 0
+
+
+# -- import / export ---------------------------------------------------------------------------------------
+def add_import(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="merge a JSON-lines export into a trace database",
+                       description="Merge a file written by 'tunefarm export' (or Database.export) into a database, "
+                                   "in one transaction. Every workload and trace is checked (the trace must replay "
+                                   "on its workload and give its program hash); a bad line refuses the whole file "
+                                   "and leaves the database as it was. Importing a file twice adds nothing.")
+    p.add_argument("file", help="JSON-lines export to read")
+    p.add_argument("--db", required=True, help="trace database to merge into (created if missing)")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from tunefarm.database import Database
+
+    if not os.path.isfile(args.file):
+        raise CommandError(f"export file {args.file!r} does not exist")
+    with Database(args.db) as db:
+        new = db.import_(args.file)
+    print(f"imported into {args.db}: " + ", ".join(f"{n} new {kind}" for kind, n in new.items()))
+    return 0
+
+
+def add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="write a trace database as JSON lines (for 'tunefarm import' elsewhere)",
+                       description="Write workloads, jobs, batches and records of a database as one JSON object per "
+                                   "line, from one consistent snapshot. The database is only read.")
+    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("-o", "--output", required=True, help="JSON-lines file to write")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from tunefarm.database import Database
+
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
+    with Database(args.db, readonly=True) as db:
+        counts = db.export(args.output)
+    print(f"wrote {args.output}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return 0
 
 
@@ -226,7 +277,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.rounds < 1:
         raise CommandError("--rounds must be at least 1")
-    with Database(args.db, create=False) as db:
+    with Database(args.db, readonly=True) as db:
         rows = [_nan_to_none(r) for r in bench_best(db, args.workload, args.target, rounds=args.rounds)]
     if not rows:
         print("tunefarm bench: no successful record on a target this CPU can run", file=sys.stderr)
@@ -249,7 +300,8 @@ def add_tune(sub: argparse._SubParsersAction) -> None:
 
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_tune, add_tune_model, add_best, add_report,
-                                                                 add_compile, add_run, add_bench]
+                                                                 add_compile, add_run, add_bench, add_import,
+                                                                 add_export]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from dbtest_helpers import populate
+from dbtest_helpers import populate, populate_real
 from tunefarm.database import Database
 
 CHROMIUM = "/usr/bin/chromium"
@@ -25,6 +25,15 @@ def study(tmp_path):
     """A populated database and what populate() created."""
     d = Database(tmp_path / "study.sqlite")
     info = populate(d)
+    yield d, info
+    d.close()
+
+
+@pytest.fixture
+def real_study(tmp_path):
+    """A populated database of real programs (what an import accepts) and what populate_real() created."""
+    d = Database(tmp_path / "real.sqlite")
+    info = populate_real(d)
     yield d, info
     d.close()
 

@@ -128,3 +128,68 @@ def spawn_writer(db: Database, tag: str, n_batches: int, batch_size: int, barrie
     except BaseException as e:  # surfaced by the parent test
         queue.put((tag, repr(e)))
         raise
+
+
+def real_programs(workload: str) -> tuple[object, list[tuple[object, str]]]:
+    """A built-in workload and distinct schedules of it: ``(func, [(trace json, program hash), ...])``.
+
+    The innermost block's loops are split by every factor pair (and, for the elementwise workload, the inner
+    loop vectorized or not), so each trace replays to a different scheduled function."""
+    from tunefarm.ir.structural import program_hash
+    from tunefarm.schedule import Schedule
+    from tunefarm.schedule.tree import block_names
+    from tunefarm.search.workloads import load_workload
+
+    _, func = load_workload(workload)
+    block = block_names(func)[-1]
+    out, seen = [], set()
+    for outer in (1, 2, 4, 8):
+        for inner in (1, 2, 4, 8, 16):
+            for vectorize in (False, True):
+                sch = Schedule(func)
+                loops = sch.get_loops(sch.get_block(block))
+                loops[0], _ = sch.split(loops[0], factors=[None, outer])
+                _, j1 = sch.split(loops[1], factors=[None, inner])
+                if vectorize:
+                    if len(loops) > 2:
+                        continue  # a reduction block: its inner spatial loop is not innermost
+                    sch.vectorize(j1)
+                h = program_hash(sch.mod["main"])
+                if h not in seen:
+                    seen.add(h)
+                    out.append((sch.trace.as_json(), h))
+    return func, out
+
+
+def populate_real(db: Database, *, seed: int = 0, start: float = 1_750_000_000.0) -> dict:
+    """A study of real programs (their traces replay, their hashes are their programs'), as an import needs:
+    matmul 16^3 on two targets, relu 32x32 under an SQL/HTML name, two jobs, failed trials among them."""
+    from tunefarm.ir.serialize import dumps
+    from tunefarm.ir.structural import workload_key
+
+    rng = random.Random(seed)
+    statuses = [MeasureStatus.OK] * 6 + [MeasureStatus.BUILD_ERROR, MeasureStatus.TIMEOUT, MeasureStatus.RUN_ERROR]
+    job1 = db.start_job("tune-matmul", {"trials": 40, "target": TARGET_A})
+    job2 = db.start_job("tune-relu-B", {"trials": 20, "target": TARGET_B})
+    keys = {}
+    for workload, name, plan in (("matmul-16", "matmul_16", ((TARGET_A, job1), (TARGET_B, job2))),
+                                 ("relu-32", EVIL_NAME, ((TARGET_A, None),))):
+        func, programs = real_programs(workload)
+        key = workload_key(func)
+        keys[workload] = key
+        db.commit_workload(key, name, dumps(func), 1e5)
+        for target, job in plan:
+            batch = []
+            for i, (trace, h) in enumerate(programs):
+                status = rng.choice(statuses)
+                secs = 1e-5 * rng.uniform(1.0, 3.0)
+                result = (MeasureResult(status, [secs * f for f in (1.02, 1.0, 1.05)], 0.02, None, f"worker-{i % 3}")
+                          if status is MeasureStatus.OK else
+                          MeasureResult(status, [], 0.01, f"{status.value}: trial {i} failed", f"worker-{i % 3}"))
+                batch.append(Record(key, trace, h, target, result, job, i, start + i * 9.0))
+                if len(batch) == 8:
+                    db.commit_records(batch)
+                    batch = []
+            db.commit_records(batch)
+    db.finish_job(job1, "finished")
+    return {"jobs": (job1, job2), "workloads": keys}

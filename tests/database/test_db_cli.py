@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from dbtest_helpers import EVIL_NAME, REPO, TARGET_A, TARGET_B, repo_env
+from dbtest_helpers import EVIL_NAME, REPO, TARGET_A, TARGET_B, make_record, repo_env
 from tunefarm.cli import main
 
 
@@ -84,3 +84,37 @@ def test_python_dash_m(study, tmp_path):
                           capture_output=True, text=True, cwd=REPO, env=repo_env(), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert os.path.getsize(out) > 10_000
+
+
+def test_best_escapes_terminal_sequences_in_names(db, capsys):
+    evil = "mm\x1b[2J\x1b]0;owned\x07\x1b[31m\u202e"
+    db.commit_workload("wk-esc", evil, "{}", 1e6)
+    db.commit_records([make_record("wk-esc", 0)])
+    for fmt in ("table", "csv", "json"):
+        assert main(["best", "--db", db.path, "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out, fmt  # JSON escapes them as \u001b, \u0007
+        assert fmt == "json" or "\u202e" not in out, fmt
+    assert main(["best", "--db", db.path]) == 0
+    assert "mm\\x1b[2J\\x1b]0;owned\\x07" in capsys.readouterr().out
+
+
+def test_import_and_export_commands(real_study, tmp_path, capsys):
+    db, _ = real_study
+    assert main(["export", "--db", db.path, "-o", str(tmp_path / "e.jsonl")]) == 0
+    assert "80 records" in capsys.readouterr().out
+    fresh = tmp_path / "fresh.sqlite"
+    assert main(["import", str(tmp_path / "e.jsonl"), "--db", str(fresh)]) == 0
+    assert "80 new records" in capsys.readouterr().out
+    assert main(["import", str(tmp_path / "e.jsonl"), "--db", str(fresh)]) == 0
+    assert "0 new records" in capsys.readouterr().out
+    lines = (tmp_path / "e.jsonl").read_text().splitlines()
+    rec = json.loads(lines[-1])
+    rec["program_hash"] = "42"
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines[:-1] + [json.dumps(rec)]) + "\n")
+    assert main(["import", str(tmp_path / "bad.jsonl"), "--db", str(fresh)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"tunefarm import: error: {tmp_path / 'bad.jsonl'}:{len(lines)}: program_hash '42'")
+    assert err.count("\n") == 1
+    assert main(["import", str(tmp_path / "missing.jsonl"), "--db", str(fresh)]) == 1
+    assert "does not exist" in capsys.readouterr().err

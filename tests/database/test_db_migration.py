@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from dbtest_helpers import TARGET_A, make_record
-from tunefarm.database import SCHEMA_VERSION, Database, DatabaseError, SchemaVersionError
+from tunefarm.database import SCHEMA_VERSION, Database, DatabaseError, JobNotRunningError, SchemaVersionError
 from tunefarm.database.schema import MIGRATIONS
 
 # Frozen copy of what tunefarm schema version 1 wrote; kept literal on purpose so that editing a
@@ -82,6 +82,26 @@ def test_v1_file_is_migrated_and_keeps_its_records(tmp_path):
     assert json.loads(db.jobs()["config_json"][0]) == {}
     db.close()
     assert Database(path).count_records() == 4  # reopening does not migrate again
+
+
+def test_v1_file_gains_liveness_counts_and_claims(tmp_path):
+    """Migration 3: the old jobs have no driver recorded (a 'running' one long ago reads stale), the record
+    counts the budget uses start from the stored records, and claims work on the old workload."""
+    path = tmp_path / "old.sqlite"
+    write_v1_file(path)
+    raw = sqlite3.connect(path)
+    raw.execute("INSERT INTO jobs VALUES (2, 'job-uid-2', 'killed-long-ago', '{}', 1700000000000000, NULL, "
+                "'running')")
+    raw.commit()
+    db = Database(path)
+    assert db.jobs().set_index("name")["status"].to_dict() == {"old-job": "finished", "killed-long-ago": "stale"}
+    assert db.records()["job_status"].tolist() == ["finished"] * 3
+    assert db.budget_used("wk-old", TARGET_A) == 3
+    job = db.start_job("new")
+    assert db.claim(job, "wk-old", TARGET_A, ["a", "b"], budget=4) == ["a"]
+    assert db.budget_used("wk-old", TARGET_A) == 4
+    with pytest.raises(JobNotRunningError, match="'finished', not running"):
+        db.claim(1, "wk-old", TARGET_A, ["c"])
 
 
 def test_partial_migration_rolls_back(tmp_path, monkeypatch):

@@ -19,8 +19,8 @@ from tunefarm.farm.result import MeasureResult, MeasureStatus
 EXPECTED_DTYPES = {
     "record_id": "int64", "workload": "str", "workload_key": "str", "target": "str", "status": "category",
     "median_us": "float64", "mean_us": "float64", "min_us": "float64", "gflops": "float64", "trial": "int64",
-    "job_id": "Int64", "job": "str", "host": "str", "created": "datetime64[ns]", "build_secs": "float64",
-    "error": "str", "program_hash": "str", "trace_json": "str", "repeats": "int64",
+    "job_id": "Int64", "job": "str", "job_status": "str", "host": "str", "created": "datetime64[ns]",
+    "build_secs": "float64", "error": "str", "program_hash": "str", "trace_json": "str", "repeats": "int64",
 }
 
 

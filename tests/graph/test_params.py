@@ -58,6 +58,29 @@ def test_unpickler_refuses_code(tmp_path):
         P.load_pickle_params(not_dict)
 
 
+def test_every_protocol_numpy_writes_loads_and_code_is_refused_in_each(tmp_path):
+    """Protocols 0-2 write an array's bytes through ``_codecs.encode`` and 5 through ``_frombuffer``; only 3
+    and 4 used to load. Each loads now, and each still refuses anything but numpy's arrays."""
+    arrays = {"w": np.arange(12, dtype=np.float32).reshape(3, 4), "f": np.asfortranarray(np.eye(3)),
+              "i": np.array([-1, 0, 255], dtype=np.int16), "v": np.arange(20.0)[::3], "z": np.array(2.5),
+              "b": np.array([0, 200, 17], dtype=np.uint8)}  # bytes over 127 exercise the latin1 text form
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        path = tmp_path / f"p{protocol}.pkl"
+        path.write_bytes(pickle.dumps(arrays, protocol=protocol))
+        loaded = P.load_pickle_params(path)
+        assert sorted(loaded) == sorted(arrays), protocol
+        for k, a in arrays.items():
+            assert loaded[k].dtype == a.dtype and loaded[k].shape == a.shape, (protocol, k)
+            np.testing.assert_array_equal(loaded[k], a)
+        path.write_bytes(pickle.dumps({"w": _Evil()}, protocol=protocol))
+        with pytest.raises(P.UnsafePickleError, match="system"):
+            P.load_pickle_params(path)
+    path = tmp_path / "codec.pkl"  # _codecs.encode with another codec than the latin1 numpy uses
+    path.write_bytes(b"c_codecs\nencode\n(Vabc\nVrot13\ntR.")
+    with pytest.raises(P.UnsafePickleError, match="_codecs.encode"):
+        P.load_pickle_params(path)
+
+
 def test_npz_dict_and_roundtrip(tmp_path, mlp_params):
     path = tmp_path / "w.npz"
     np.savez(path, **mlp_params)

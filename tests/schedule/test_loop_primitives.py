@@ -240,6 +240,24 @@ def test_parallel_refuses_a_loop_a_reduction_does_not_bind_spatially():
     P.check_numerics(sch.mod, "row_sum")
 
 
+def test_a_loop_of_one_iteration_is_data_parallel_fused_or_not():
+    """Fusing two unit loops binds the fused loop nowhere (``i = 0``); it was refused as sharing an accumulator
+    while the unit loop it replaced was accepted. One iteration never runs beside another."""
+    for fuse in (False, True):
+        sch = Schedule(P.matmul(1, 1, 8))
+        i, j, k = sch.get_loops(sch.get_block("C"))
+        unit = sch.fuse(i, j) if fuse else i
+        sch.parallel(unit)
+        sch.vectorize(unit)
+        assert sch.get(unit).kind == "vectorized" and sch.get(unit).extent.value == 1
+        P.check_numerics(sch.mod, "matmul")
+    sch = Schedule(P.matmul(2, 1, 8))  # two iterations: still checked
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(k, i)
+    with pytest.raises(ScheduleError, match="reduction iteration variable"):
+        sch.parallel(k)
+
+
 # ---------------------------------------------------------------------------------------------------- annotate
 def test_annotate_and_unannotate_loops_and_blocks():
     sch = Schedule(P.matmul())

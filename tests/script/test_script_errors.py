@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 
 import pytest
@@ -206,3 +207,27 @@ class M(object):
 """)
     with pytest.raises(ParseError, match="must be decorated with @ir_module"):
         from_source("class M:\n    pass\n")
+
+
+def test_from_source_imports_no_module_of_a_similar_name(tmp_path, monkeypatch):
+    """``from tunefarmx import T`` once imported (so ran) any module whose name starts with ``tunefarm``."""
+    marker = tmp_path / "ran.txt"
+    for name in ("tunefarmx", "tunefarm_evil"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nT = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    body = "@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[0] = T.float32(1)\n"
+    for header in ("from tunefarmx import T\n", "from tunefarm_evil import T\n", "import tunefarmx\n",
+                   "from tunefarm.script.namespace import T\n", "from .tunefarm.script import T\n"):
+        with pytest.raises(ParseError, match="only accepts imports of the script namespaces"):
+            from_source(header + body)
+    assert not marker.exists()
+    assert "tunefarmx" not in sys.modules and "tunefarm_evil" not in sys.modules
+    assert from_source("from tunefarm.script import T\nimport tunefarm.script\n" + body).name == "f"
+
+
+def test_huge_expressions_are_parse_errors_not_recursion_errors():
+    for n in (600, 50_000):
+        expr = " + ".join(["A[0]"] * n)
+        with pytest.raises(ParseError, match="nested too deeply"):
+            from_source(f"@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')):\n    A[1] = {expr}\n")

@@ -12,8 +12,9 @@ that calls the typed ones and compile everything with ``artifact_from_ir``.
 from __future__ import annotations
 
 from .artifact import Artifact, artifact_from_ir, compile_funcs, lower_and_emit
+from .code_size import CodeSizeError
 from .lower import LoweredFunc, lower
 from .lower_blocks import LoweringError
 
-__all__ = ["Artifact", "LoweredFunc", "LoweringError", "artifact_from_ir", "compile_funcs", "lower",
+__all__ = ["Artifact", "CodeSizeError", "LoweredFunc", "LoweringError", "artifact_from_ir", "compile_funcs", "lower",
            "lower_and_emit"]

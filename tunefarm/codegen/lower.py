@@ -23,6 +23,7 @@ from ..ir import stmt as S
 from ..ir.function import PrimFunc
 from ..ir.functor import IRVisitor
 from .alloc_plan import plan_allocations
+from .code_size import check_code_size
 from .flatten import flatten
 from .lower_blocks import LoweringError, lower_blocks
 from .unroll import unroll_loops
@@ -102,6 +103,7 @@ def lower(func: PrimFunc, name: str | None = None, unroll_in_ir: bool = False) -
     if not isinstance(func, PrimFunc):
         raise TypeError(f"lower() takes a PrimFunc, got {type(func).__name__}")
     name = name or func.attrs.get("global_symbol") or func.name
+    check_code_size(func, name)  # before anything copies loops: lowering and LLVM would take minutes
     compact = _compactor()
     if compact is not None:
         func = compact(func, infer_regions=False)  # nothing below reads block regions

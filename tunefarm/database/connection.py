@@ -14,6 +14,7 @@ import random
 import sqlite3
 import struct
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -111,12 +112,32 @@ def write_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection
     return retry_locked(attempt, timeout)
 
 
-def open_connection(path: str, *, create: bool, timeout: float) -> sqlite3.Connection:
-    """Open ``path`` in WAL mode and bring its schema to the current version."""
+def _cannot_open(path: str, exc: sqlite3.Error) -> DatabaseError:
+    """Why SQLite cannot open (or create) ``path``, in words that name the file and its directory."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return DatabaseError(f"cannot open tunefarm database {path!r}: directory {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        return DatabaseError(f"cannot open tunefarm database {path!r} for writing: directory {folder!r} is read-only "
+                             f"(SQLite creates {os.path.basename(path)}-wal and -shm beside it)")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return DatabaseError(f"cannot open tunefarm database {path!r} for writing: the file is read-only")
+    return translate(exc, path)
+
+
+def open_connection(path: str, *, create: bool, timeout: float, readonly: bool = False) -> sqlite3.Connection:
+    """Open ``path`` in WAL mode and bring its schema to the current version (see ``open_readonly`` for
+    ``readonly``)."""
     if not create and not os.path.exists(path):
         raise DatabaseError(f"no tunefarm database at {path!r}")
     check_header(path)
-    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    if readonly:
+        return open_readonly(path, timeout)
+    try:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        conn.execute("PRAGMA schema_version").fetchone()  # SQLite opens files lazily: fail here, not later
+    except sqlite3.Error as e:
+        raise _cannot_open(path, e) from e
     try:
         mode = retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone()[0], timeout)
         if str(mode).lower() != "wal":
@@ -134,5 +155,47 @@ def open_connection(path: str, *, create: bool, timeout: float) -> sqlite3.Conne
         raise
     except sqlite3.Error as e:
         conn.close()
+        raise _cannot_open(path, e) from e
+    return conn
+
+
+def _connect_readonly(path: str, timeout: float, immutable: bool) -> tuple[sqlite3.Connection, int]:
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro" + ("&immutable=1" if immutable else "")
+    conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+    try:
+        return conn, schema.read_version(conn)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def open_readonly(path: str, timeout: float) -> sqlite3.Connection:
+    """Open an existing database for reading only; nothing is ever written (the commands that only read).
+
+    On a read-only filesystem SQLite cannot create the ``-shm`` file a WAL database needs; when no ``-wal``
+    file holds uncheckpointed transactions, the file is then opened ``immutable`` (nothing can change a file
+    on a read-only filesystem). A file of an older schema is upgraded first where that is possible (that one
+    write is what opening it writable would do anyway).
+    """
+    try:
+        try:
+            conn, version = _connect_readonly(path, timeout, immutable=False)
+        except sqlite3.OperationalError:
+            wal = path + "-wal"
+            if os.path.exists(wal) and os.path.getsize(wal) > 0:
+                raise
+            conn, version = _connect_readonly(path, timeout, immutable=True)
+        schema.check_supported(version)
+    except DatabaseError as e:
+        raise type(e)(f"{path!r}: {e}") from e
+    except sqlite3.Error as e:
         raise translate(e, path) from e
+    if version < schema.CURRENT_VERSION:
+        conn.close()
+        try:
+            open_connection(path, create=False, timeout=timeout).close()
+        except DatabaseError as e:
+            raise DatabaseError(f"tunefarm database {path!r} has schema version {version} and cannot be upgraded "
+                                f"to {schema.CURRENT_VERSION} here ({e}); open it once where it is writable") from e
+        return open_readonly(path, timeout)
     return conn

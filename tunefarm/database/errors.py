@@ -31,6 +31,10 @@ class UnknownJobError(DatabaseError, LookupError):
     """No job has this id."""
 
 
+class JobNotRunningError(DatabaseError):
+    """A job that has finished, or whose driver is gone, was asked to claim programs."""
+
+
 class AmbiguousTargetError(DatabaseError, ValueError):
     """A workload has records under several targets and the query did not say which one to use."""
 

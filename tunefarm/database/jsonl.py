@@ -2,23 +2,30 @@
 
 One JSON object per line, tagged by ``"type"``: a header, then workloads, jobs, batches and records (in
 that order, so a reader can resolve references as it goes). Rows carry stable identities (workload key,
-job/batch/record ``uid``), so importing the same file twice adds nothing the second time. Imported traces
-and results are validated exactly like freshly measured ones: an export is untrusted input.
+job/batch/record ``uid``), so importing the same file twice adds nothing the second time. An export is
+untrusted input: results are validated like freshly measured ones, and every workload and trace must prove
+it is a real program (``import_check``). One bad line refuses the whole file with a one-line reason naming
+the line, and leaves the database as it was.
 """
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from typing import Any
 
+from tunefarm.database import import_check
 from tunefarm.database.errors import DatabaseError, InvalidRecordError, InvalidTraceError
-from tunefarm.database.records import Record, nonempty_str, prepare_row
+from tunefarm.database.records import Record, nonempty_str, opt_int, prepare_row
 from tunefarm.database.schema import CURRENT_VERSION, INSERT_RECORD_OR_IGNORE
 from tunefarm.farm.result import MeasureResult
 
 FORMAT = "tunefarm-db-export"
 FORMAT_VERSION = 1
 _CHUNK = 2000
+# who ran a job (``liveness``): optional in a job line; a pid means something only in its own ``pid_space``
+_JOB_DRIVER = ("pid", "host", "pid_space", "pid_start", "heartbeat_us")
+_JOB_DRIVER_TYPES = (int, str, str, int, int)
 
 
 def _dump(obj: dict) -> str:
@@ -37,10 +44,12 @@ def export_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
                 f.write(_dump({"type": "workload", "key": key, "name": name, "ir_json": ir, "flop": flop,
                                "created_us": created}))
                 counts["workloads"] += 1
-            for uid, name, config, started, finished, status in conn.execute(
-                    "SELECT uid, name, config_json, started_us, finished_us, status FROM jobs ORDER BY id"):
+            for uid, name, config, started, finished, status, *driver in conn.execute(
+                    "SELECT uid, name, config_json, started_us, finished_us, status, "
+                    + ", ".join(_JOB_DRIVER) + " FROM jobs ORDER BY id"):
                 f.write(_dump({"type": "job", "uid": uid, "name": name, "config": json.loads(config),
-                               "started_us": started, "finished_us": finished, "status": status}))
+                               "started_us": started, "finished_us": finished, "status": status,
+                               **dict(zip(_JOB_DRIVER, driver))}))
                 counts["jobs"] += 1
             for uid, job, n, created in conn.execute(
                     "SELECT b.uid, j.uid, b.n_records, b.created_us FROM batches b "
@@ -64,6 +73,20 @@ def export_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
     return counts
 
 
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_result_fields(d: dict) -> None:
+    """A record's result fields have their exported types (nothing is converted: a record is stored as written)."""
+    for field, ok in (("error", lambda v: v is None or isinstance(v, str)),
+                      ("host", lambda v: v is None or isinstance(v, str)),
+                      ("build_secs", lambda v: v is None or _is_number(v)),
+                      ("run_secs", lambda v: v is None or isinstance(v, list) and all(map(_is_number, v)))):
+        if not ok(d.get(field)):
+            raise InvalidRecordError(f"{field} has the wrong type: {d.get(field)!r}"[:200])
+
+
 class _Importer:
     """Resolves references line by line and inserts with INSERT OR IGNORE (idempotent)."""
 
@@ -74,6 +97,7 @@ class _Importer:
         self.jobs: dict[str, int] = {}
         self.batches: dict[str, int] = {}
         self.targets: dict[str, int] = {}
+        self.ir_texts: dict[str, str] = {}  # workload key -> its IR JSON text (this file's, or the stored one)
         self.pending: list[tuple] = []
 
     # references: rows of this file, or rows already in the database
@@ -92,8 +116,12 @@ class _Importer:
         ir = d.get("ir_json")
         if not isinstance(ir, str):
             raise InvalidRecordError("ir_json must be JSON text")
-        json.loads(ir)
+        import_check.workload_func(key, ir)
+        self.ir_texts[key] = ir
         flop = d.get("flop")
+        if flop is not None and (isinstance(flop, bool) or not isinstance(flop, (int, float))
+                                 or not math.isfinite(flop) or flop < 0):
+            raise InvalidRecordError(f"flop must be a finite number >= 0 or null, got {flop!r}")
         cur = self.conn.execute(
             "INSERT OR IGNORE INTO workloads (key, name, ir_json, flop, created_us) VALUES (?, ?, ?, ?, ?)",
             (key, name, ir, None if flop is None else float(flop), int(d["created_us"])))
@@ -106,12 +134,17 @@ class _Importer:
         known = self.conn.execute("SELECT 1 FROM jobs WHERE uid = ?", (uid,)).fetchone() is not None
         config = json.dumps(d.get("config") or {}, sort_keys=True, separators=(",", ":"), allow_nan=False)
         # a job seen running elsewhere and finished since: take the newer state, never the older
+        driver = [d.get(k) for k in _JOB_DRIVER]
+        for k, v, t in zip(_JOB_DRIVER, driver, _JOB_DRIVER_TYPES):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, t)):
+                raise InvalidRecordError(f"job {k} must be {t.__name__} or null, got {v!r}")
         self.conn.execute(
-            "INSERT INTO jobs (uid, name, config_json, started_us, finished_us, status) VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO jobs (uid, name, config_json, started_us, finished_us, status, " + ", ".join(_JOB_DRIVER)
+            + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(uid) DO UPDATE SET finished_us = excluded.finished_us, status = excluded.status "
             "WHERE jobs.finished_us IS NULL AND excluded.finished_us IS NOT NULL",
             (uid, nonempty_str(d.get("name"), "job name"), config, int(d["started_us"]),
-             None if finished is None else int(finished), nonempty_str(d.get("status"), "job status")))
+             None if finished is None else int(finished), nonempty_str(d.get("status"), "job status"), *driver))
         self.new["jobs"] += not known
 
     def batch(self, d: dict, lineno: int) -> None:
@@ -127,13 +160,17 @@ class _Importer:
 
     def record(self, d: dict, lineno: int) -> None:
         uid = nonempty_str(d.get("uid"), "record uid")
+        _check_result_fields(d)
         result = MeasureResult.from_dict(d)
         created = d.get("created_us")
-        if isinstance(created, bool) or not isinstance(created, int):
-            raise InvalidRecordError(f"created_us must be an integer, got {created!r}")
+        if opt_int(created, "created_us") is None:
+            raise InvalidRecordError("created_us must be an integer, got null")
         row = prepare_row(Record(d.get("workload"), d.get("trace"), d.get("program_hash"), d.get("target"),
                                  result, None, d.get("trial")), created)
         wid = self._ref(self.workloads, "SELECT id FROM workloads WHERE key = ?", row[0], "workload", lineno)
+        import_check.check_run_secs(result.status.value, result.run_secs)
+        phash = import_check.checked_program_hash(row[0], self._ir_text(row[0]), row[4], row[5])
+        row = (*row[:5], phash, *row[6:])
         if row[1] not in self.targets:
             self.conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (row[1],))
         tid = self._ref(self.targets, "SELECT id FROM targets WHERE target = ?", row[1], "target", lineno)
@@ -143,11 +180,15 @@ class _Importer:
         if len(self.pending) >= _CHUNK:
             self.flush()
 
+    def _ir_text(self, key: str) -> str:
+        if key not in self.ir_texts:
+            self.ir_texts[key] = self.conn.execute("SELECT ir_json FROM workloads WHERE key = ?", (key,)).fetchone()[0]
+        return self.ir_texts[key]
+
     def flush(self) -> None:
         if self.pending:
-            before = self.conn.total_changes
-            self.conn.executemany(INSERT_RECORD_OR_IGNORE, self.pending)
-            self.new["records"] += self.conn.total_changes - before
+            # rowcount counts the inserted rows only (total_changes would add the rows the triggers update)
+            self.new["records"] += self.conn.executemany(INSERT_RECORD_OR_IGNORE, self.pending).rowcount
             self.pending.clear()
 
 
@@ -156,20 +197,31 @@ def import_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
     imp = _Importer(conn, path)
     handlers = {"workload": imp.workload, "job": imp.job, "batch": imp.batch, "record": imp.record}
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, "rb")
     except OSError as e:
         raise DatabaseError(f"cannot read export {path!r}: {e}") from None
     with f:
         header_seen = False
-        for lineno, line in enumerate(f, 1):
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidRecordError(f"{path}:{lineno}: not UTF-8 text (a binary file?)") from None
             if not line.strip():
                 continue
             try:
                 d = json.loads(line)
             except ValueError as e:
                 raise InvalidRecordError(f"{path}:{lineno}: not a JSON line ({e})") from None
+            except RecursionError:
+                raise InvalidRecordError(f"{path}:{lineno}: JSON nested too deeply") from None
             if not isinstance(d, dict):
                 raise InvalidRecordError(f"{path}:{lineno}: expected a JSON object")
+            if "\\ud" in line.lower():  # an escaped surrogate: only a pair of them is a character SQLite can store
+                try:
+                    json.dumps(d, ensure_ascii=False).encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InvalidRecordError(f"{path}:{lineno}: text with a lone surrogate (\\ud800-\\udfff)") from None
             if not header_seen:
                 if d.get("type") != FORMAT:
                     raise InvalidRecordError(f"{path}:{lineno}: not a tunefarm export (no {FORMAT!r} header)")
@@ -178,16 +230,17 @@ def import_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
                         f"{path}: export format version {d.get('version')!r} is newer than this tunefarm reads")
                 header_seen = True
                 continue
-            handler = handlers.get(d.get("type"))
+            kind = d.get("type")
+            handler = handlers.get(kind) if isinstance(kind, str) else None
             if handler is None:
-                raise InvalidRecordError(f"{path}:{lineno}: unknown line type {d.get('type')!r}")
+                raise InvalidRecordError(f"{path}:{lineno}: unknown line type {kind!r}"[:300])
             try:
                 handler(d, lineno)
             except (InvalidRecordError, InvalidTraceError) as e:
                 msg = str(e)
                 raise type(e)(msg if msg.startswith(path) else f"{path}:{lineno}: {msg}") from None
-            except (KeyError, TypeError, ValueError) as e:
-                raise InvalidRecordError(f"{path}:{lineno}: bad {d.get('type')} line: {e!r}") from None
+            except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as e:
+                raise InvalidRecordError(f"{path}:{lineno}: bad {d.get('type')} line: {e!r}"[:400]) from None
         if not header_seen:
             raise InvalidRecordError(f"{path}: empty file, not a tunefarm export")
     imp.flush()

@@ -10,12 +10,14 @@ import contextlib
 import gc
 import json
 import sqlite3
+import time
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from tunefarm.database import liveness
 from tunefarm.database.decisions import decision_columns
 from tunefarm.farm.result import MeasureStatus
 
@@ -35,6 +37,7 @@ RECORD_COLUMNS: dict[str, Any] = {
     "trial": "int64",
     "job_id": "Int64",
     "job": "str",
+    "job_status": "str",
     "host": "str",
     "created": "datetime64[ns]",
     "build_secs": "float64",
@@ -96,6 +99,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
     ``workload`` (name) / ``workload_key``, ``target``, ``status`` (categorical of MeasureStatus values),
     ``median_us`` / ``mean_us`` / ``min_us`` (NaN unless ok), ``gflops`` (flop / median seconds / 1e9;
     NaN if unknown), ``trial`` (trial index given by the search), ``job_id`` / ``job`` (name), ``host``,
+    ``job_status`` (the job's state: running, finished, killed, stale, ...; see ``Database.jobs``),
     ``created`` (naive UTC), ``build_secs``, ``error``, ``program_hash``, ``trace_json`` (compact JSON text;
     ``json.loads`` it, or use ``Database.top_k`` for parsed traces), ``repeats`` (timing repeats recorded:
     fewer than asked when the early stop cut a slow candidate short). ``status`` may be one value or several.
@@ -118,6 +122,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
         (rid, wname, wkey, tgt, st, med, mean, mn, flop, trial, job_id, job, host, created, build, error, phash,
          trace, repeats) = _columns(rows, 19)
         del rows
+    states = _job_states(conn)
     med_s = _floats(med)
     with np.errstate(divide="ignore", invalid="ignore"):
         gflops = _floats(flop) / med_s / 1e9
@@ -134,6 +139,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
         "trial": np.array(trial, dtype="int64"),
         "job_id": pd.array(list(job_id), dtype="Int64"),
         "job": _strs(job),
+        "job_status": _strs(None if j is None else states.get(j) for j in job_id),
         "host": _strs(host),
         "created": _times(created),
         "build_secs": _floats(build),
@@ -169,21 +175,40 @@ def workloads_frame(conn: sqlite3.Connection) -> pd.DataFrame:
     })
 
 
+
+
+def _job_states(conn: sqlite3.Connection) -> dict[int, str]:
+    """Job id -> its state as ``liveness.job_state`` decides it now (a killed driver's job is ``killed``)."""
+    now = time.time_ns() // 1000
+    return {jid: liveness.job_state(*state, now)
+            for jid, *state in conn.execute("SELECT j.id, " + liveness.JOB_STATE_SQL + " FROM jobs j")}
+
+
 def jobs_frame(conn: sqlite3.Connection) -> pd.DataFrame:
     """One row per job: ``job_id``, ``uid``, ``name``, ``status``, ``started``, ``finished`` (NaT while
-    running), ``n_records`` and ``config_json``."""
+    running), ``n_records``, ``config_json``, and the driver's ``host``, ``pid`` and last ``heartbeat``.
+
+    ``status`` is the job's state now (``liveness.job_state``): a job whose driver died without finishing it
+    reads ``killed`` (``stale`` when that cannot be checked from here and it has not been heard of lately),
+    although the stored row still says ``running``."""
+    now = time.time_ns() // 1000
     rows = conn.execute(
-        "SELECT j.id, j.uid, j.name, j.status, j.started_us, j.finished_us, "
-        "(SELECT count(*) FROM records r WHERE r.job_id = j.id), j.config_json FROM jobs j ORDER BY j.id"
+        "SELECT j.id, j.uid, j.name, " + liveness.JOB_STATE_SQL + ", j.finished_us, "
+        "(SELECT count(*) FROM records r WHERE r.job_id = j.id), j.config_json, j.host FROM jobs j ORDER BY j.id"
     ).fetchall()
-    jid, uid, name, status, started, finished, n, config = _columns(rows, 8)
+    states = [liveness.job_state(*r[3:9], now) for r in rows]
+    (jid, uid, name, _status, pid, _space, _start, heartbeat, started, finished, n, config,
+     host) = _columns(rows, 13)
     return pd.DataFrame({
         "job_id": np.array(jid, dtype="int64"),
         "uid": _strs(uid),
         "name": _strs(name),
-        "status": _strs(status),
+        "status": _strs(states),
         "started": _times(started),
         "finished": _times(finished, nullable=True),
         "n_records": np.array(n, dtype="int64"),
         "config_json": _strs(config),
+        "host": _strs(host),
+        "pid": pd.array(list(pid), dtype="Int64"),
+        "heartbeat": _times(heartbeat, nullable=True),
     })

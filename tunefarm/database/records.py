@@ -125,8 +125,8 @@ def nonempty_str(value: Any, what: str) -> str:
 def opt_int(value: Any, what: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRecordError(f"{what} must be an integer or None, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not -2**63 <= value < 2**63:
+        raise InvalidRecordError(f"{what} must be a 64-bit integer or None, got {value!r}"[:200])
     return value
 
 

@@ -75,6 +75,38 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX records_job ON records(job_id)",
         "CREATE INDEX records_batch ON records(batch_id)",
     )),
+    Migration(3, "job liveness (pid, host, heartbeat); claims of programs being measured; record counts", (
+        "ALTER TABLE jobs ADD COLUMN pid INTEGER",
+        "ALTER TABLE jobs ADD COLUMN host TEXT",
+        "ALTER TABLE jobs ADD COLUMN pid_space TEXT",
+        "ALTER TABLE jobs ADD COLUMN pid_start INTEGER",
+        "ALTER TABLE jobs ADD COLUMN heartbeat_us INTEGER",
+        """CREATE TABLE claims (
+            workload_id INTEGER NOT NULL REFERENCES workloads(id),
+            target_id INTEGER NOT NULL REFERENCES targets(id),
+            program_hash TEXT NOT NULL,
+            job_id INTEGER NOT NULL REFERENCES jobs(id),
+            created_us INTEGER NOT NULL,
+            PRIMARY KEY (workload_id, target_id, program_hash)) WITHOUT ROWID""",
+        "CREATE INDEX claims_job ON claims(job_id)",
+        """CREATE TABLE record_counts (
+            workload_id INTEGER NOT NULL,
+            target_id INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (workload_id, target_id)) WITHOUT ROWID""",
+        "INSERT INTO record_counts (workload_id, target_id, n) "
+        "SELECT workload_id, target_id, count(*) FROM records GROUP BY workload_id, target_id",
+        # every writer (commits, imports, older code paths) keeps the counts and retires the claims it measured
+        """CREATE TRIGGER records_inserted AFTER INSERT ON records BEGIN
+            INSERT INTO record_counts (workload_id, target_id, n) VALUES (NEW.workload_id, NEW.target_id, 1)
+                ON CONFLICT (workload_id, target_id) DO UPDATE SET n = n + 1;
+            DELETE FROM claims WHERE NEW.program_hash IS NOT NULL AND workload_id = NEW.workload_id
+                AND target_id = NEW.target_id AND program_hash = NEW.program_hash;
+        END""",
+        """CREATE TRIGGER records_deleted AFTER DELETE ON records BEGIN
+            UPDATE record_counts SET n = n - 1 WHERE workload_id = OLD.workload_id AND target_id = OLD.target_id;
+        END""",
+    )),
 )
 
 CURRENT_VERSION = MIGRATIONS[-1].version

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tunefarm.database import claims, liveness
 from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
 from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, UnknownJobError, UnknownWorkloadError
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
@@ -91,14 +92,17 @@ class Database:
     :class:`AmbiguousTargetError` when the workload has records under more than one target, so a latency
     measured on one CPU is never silently used for another.
 
-    ``create=False`` refuses to create a missing file (read-only tools such as the CLI use it).
+    ``create=False`` refuses to create a missing file. ``readonly=True`` (the commands that only read) never
+    writes, and also reads a database on a read-only filesystem; every write then fails with a DatabaseError.
     Connections are per process and per thread; pickling keeps only the path and options.
     """
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
+                 readonly: bool = False):
         self.path = os.fspath(path)
         self.timeout = float(timeout)
-        self._create = create
+        self._create = create and not readonly
+        self._readonly = readonly
         self._local = threading.local()
         self._pid = os.getpid()
         self._workload_ids: dict[str, int] = {}
@@ -113,7 +117,7 @@ class Database:
             self._pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = open_connection(self.path, create=self._create, timeout=self.timeout)
+            conn = open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
             self._local.conn = conn
         return conn
 
@@ -131,10 +135,11 @@ class Database:
         self.close()
 
     def __getstate__(self) -> dict:
-        return {"path": self.path, "timeout": self.timeout, "create": self._create}
+        return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], create=state["create"], timeout=state["timeout"])
+        self.__init__(state["path"], create=state["create"], timeout=state["timeout"],
+                      readonly=state.get("readonly", False))
 
     def __repr__(self) -> str:
         return f"Database({self.path!r})"
@@ -234,27 +239,107 @@ class Database:
 
     @_translated
     def start_job(self, name: str, config: Mapping | None = None) -> int:
-        """Record the start of a tuning job with its JSON configuration; returns the job id."""
+        """Record the start of a tuning job with its JSON configuration; returns the job id.
+
+        The calling process is recorded as the job's driver (pid, host, process space; see ``liveness``):
+        readers show the job ``killed`` once that process is gone without calling :meth:`finish_job`.
+        """
         nonempty_str(name, "job name")
         try:
             config_json = json.dumps(dict(config or {}), sort_keys=True, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as e:
             raise InvalidRecordError(f"job config must be JSON data: {e}") from None
+        pid, host, space, start = liveness.this_process()
+        now = now_us()
         return self._write(lambda conn: conn.execute(
-            "INSERT INTO jobs (uid, name, config_json, started_us, status) VALUES (?, ?, ?, ?, 'running')",
-            (uuid.uuid4().hex, name, config_json, now_us())).lastrowid)
+            "INSERT INTO jobs (uid, name, config_json, started_us, status, pid, host, pid_space, pid_start, "
+            "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+            (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now)).lastrowid)
 
     @_translated
     def finish_job(self, job_id: int, status: str = "finished") -> None:
-        """Mark a job finished (``status`` is free text, e.g. finished / failed / cancelled)."""
+        """Mark a job finished (``status`` is free text, e.g. finished / failed / cancelled); its claims end."""
         nonempty_str(status, "job status")
 
         def txn(conn):
             cur = conn.execute("UPDATE jobs SET finished_us = ?, status = ? WHERE id = ?", (now_us(), status, job_id))
             if cur.rowcount == 0:
                 raise UnknownJobError(f"no job with id {job_id!r} in {self.path!r}")
+            claims.release(conn, job_id, None)
 
         self._write(txn)
+
+    @_translated
+    def job_state(self, job_id: int) -> str:
+        """``running``, ``killed``, ``stale`` (see ``liveness``) or the status a finished job ended with."""
+        try:
+            return claims.job_state(self._conn(), opt_int(job_id, "job_id"), now_us())
+        except UnknownJobError:
+            raise UnknownJobError(f"no job with id {job_id!r} in {self.path!r}") from None
+
+    # -- sharing a budget between concurrent jobs (see claims.py) ----------------------------------------
+    @_translated
+    def heartbeat(self, job_id: int) -> None:
+        """Tell readers the job's driver is alive (``claim`` and ``commit_records`` do it too)."""
+        def txn(conn):
+            if conn.execute("UPDATE jobs SET heartbeat_us = ? WHERE id = ?", (now_us(), job_id)).rowcount == 0:
+                raise UnknownJobError(f"no job with id {job_id!r} in {self.path!r}")
+
+        self._write(txn)
+
+    def _claim_ids(self, conn: sqlite3.Connection, workload: Any, target: str) -> tuple[int, int]:
+        wid = self._workload_ids.get(workload) if isinstance(workload, str) else None
+        if wid is None:
+            wid = self._workload(conn, workload).workload_id
+        tid = self._target_id(conn, nonempty_str(target, "target"))
+        if tid is None:
+            conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (target,))
+            tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
+        return wid, tid
+
+    @_translated
+    def claim(self, job_id: int, workload: Any, target: str, program_hashes: Iterable[str],
+              budget: int | None = None) -> list[str]:
+        """Claim programs for measuring: the subset of ``program_hashes`` (given order, no duplicates) that job
+        ``job_id`` now holds, in one transaction. A hash is refused when its program is already recorded for
+        this workload and target, or held by another live job; with ``budget``, also once records plus live
+        claims of all jobs would exceed it. Hashes the job already held are returned again. Heartbeats the
+        job; raises :class:`JobNotRunningError` for a job that finished or was killed."""
+        hashes = claims.program_hashes(program_hashes)
+        job_id = opt_int(job_id, "job_id")
+        if budget is not None and (opt_int(budget, "budget") < 0):
+            raise InvalidRecordError(f"budget must be >= 0, got {budget!r}")
+
+        def txn(conn):
+            wid, tid = self._claim_ids(conn, workload, target)
+            try:
+                return claims.claim(conn, job_id, wid, tid, hashes, budget, now_us())
+            except UnknownJobError:
+                raise UnknownJobError(f"no job with id {job_id!r} in {self.path!r}") from None
+
+        return self._write(txn)
+
+    @_translated
+    def release_claims(self, job_id: int, program_hashes: Iterable[str] | None = None) -> int:
+        """End claims of ``job_id`` it will not measure (all of them when ``program_hashes`` is None);
+        returns how many it held. Committing a program's record ends its claim without this call."""
+        hashes = None if program_hashes is None else claims.program_hashes(program_hashes)
+        return self._write(lambda conn: claims.release(conn, opt_int(job_id, "job_id"), hashes))
+
+    @_translated
+    def budget_used(self, workload: Any, target: str, exclude_job: int | None = None) -> int:
+        """Trials of a workload on a target: stored records (any status) plus the live claims of jobs other
+        than ``exclude_job`` (of every job when None). What ``claim(..., budget=N)`` keeps at most ``N``."""
+        conn = self._conn()
+        wid = self._workload(conn, workload).workload_id
+        tid = self._target_id(conn, target)
+        if tid is None:
+            return 0
+        conn.execute("BEGIN")  # one snapshot: a commit between the two counts would move a trial across them
+        try:
+            return claims.budget_used(conn, wid, tid, now_us(), opt_int(exclude_job, "exclude_job"))
+        finally:
+            conn.execute("COMMIT")
 
     # -- records -----------------------------------------------------------------------------------------
     @_translated
@@ -296,6 +381,8 @@ class Database:
                 (batch_uid, batch_job, len(rows), now_us())).lastrowid
             conn.executemany(INSERT_RECORD, [
                 (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, *r[3:]) for r in rows])
+            conn.executemany("UPDATE jobs SET heartbeat_us = ? WHERE id = ? AND status = 'running'",
+                             [(now_us(), job) for job in job_ids - {None}])  # a commit is a sign of life
             return batch_id, wids, tids
 
         batch_id, wids, tids = self._write(txn)

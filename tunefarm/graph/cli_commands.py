@@ -5,8 +5,10 @@ LeNet-style network on 1x28x28 images (seeded random weights, for trying the con
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import pickle
 import sys
 
 import numpy as np
@@ -43,7 +45,8 @@ def load_model(name: str, params_path: str | None, batch: int):
     if name == "mlp":
         if params_path is not None and not os.path.exists(params_path):
             raise CLIError(f"parameter file {params_path!r} does not exist")
-        params, _ = find_mlp_params(params_path)
+        with _params_errors(params_path):
+            params, _ = find_mlp_params(params_path)
         missing = {"w0", "b0", "w1", "b1"} - set(params)
         if missing:
             raise CLIError(f"the MLP parameters lack {sorted(missing)} (expected w0, b0, w1, b1)")
@@ -51,18 +54,49 @@ def load_model(name: str, params_path: str | None, batch: int):
     if name == "convnet":
         model = convnet()
         if params_path is not None:
-            model.load_state_dict(load_params(params_path))
+            with _params_errors(params_path):
+                model.load_state_dict(load_params(params_path))
         return model.export({"forward": {"x": spec.Tensor((batch, 1, 28, 28), "float32")}})
     raise CLIError(f"unknown model {name!r}; known models: {', '.join(MODELS)}")
 
 
-def tune_model_command(args) -> int:
-    _logging()
+@contextlib.contextmanager
+def _params_errors(path: str | None):
+    """A weights file that cannot be read (not a pickle, a refused pickle, a broken .npz) as a one-line error."""
+    try:
+        yield
+    except (ValueError, pickle.UnpicklingError, OSError) as e:
+        raise CLIError(f"cannot read the weights {path!r}: {e}") from None
+
+
+def _check_tune_model_args(args) -> tuple[int, ...]:
+    """Everything that can be refused before a farm starts, refused now: the batch sizes to tune."""
     if args.trials < 0:
         raise CLIError("--trials must be >= 0")
     if args.farm == "local" and args.ray_address:
         raise CLIError("--ray-address needs --farm ray")
+    if args.workers is not None and args.workers < 1:
+        raise CLIError(f"--workers must be at least 1, got {args.workers}")
     batches = tuple(args.batch or (1, 64))
+    bad = [b for b in batches if b < 1]
+    if bad:
+        raise CLIError(f"--batch must be at least 1, got {bad[0]}")
+    if args.params is not None:
+        if not os.path.exists(args.params):
+            raise CLIError(f"parameter file {args.params!r} does not exist")
+        from .params import load_params
+
+        with _params_errors(args.params):
+            load_params(args.params)
+    from ..database import Database
+
+    Database(args.db).close()  # a database that cannot be opened or created fails here, not after tuning starts
+    return batches
+
+
+def tune_model_command(args) -> int:
+    _logging()
+    batches = _check_tune_model_args(args)
     if args.model == "mlp":
         from .main_job import CheckFailed, run_mlp_job
 
@@ -133,7 +167,14 @@ def run_command(args) -> int:
         for path in args.input:
             if not os.path.exists(path):
                 raise CLIError(f"input file {path!r} does not exist")
-            inputs.append(np.load(path, allow_pickle=False))
+            try:
+                array = np.load(path, allow_pickle=False)
+            except (ValueError, OSError, EOFError) as e:  # text, pickles and object arrays are refused here
+                raise CLIError(f"input {path!r} is not a numeric .npy array: {e}") from None
+            if not isinstance(array, np.ndarray):  # an .npz archive
+                array.close()
+                raise CLIError(f"input {path!r} is an .npz archive; give each array as its own .npy file")
+            inputs.append(array)
     else:
         rng = np.random.default_rng(args.seed)
         inputs = []

@@ -37,7 +37,7 @@ def _open_db(database):
         return None
     from ..database import Database
 
-    return database if isinstance(database, Database) else Database(database)
+    return database if isinstance(database, Database) else Database(database, readonly=True)  # compiling only reads
 
 
 def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:

@@ -14,6 +14,7 @@ import importlib
 import io
 import os
 import pickle
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ COURSE_NPZ = Path(__file__).resolve().parent / "data" / "fasionmnist_mlp_params.
 COURSE_NPZ_SHA256 = "deccd735c7d6a837b348685f206b400e56a2a75045f47bba7e7771ccffa15451"
 MLP_PARAM_NAMES = ("w0", "b0", "w1", "b1")
 
+# what numpy's own pickles of arrays, dtypes and scalars name, under every protocol (0-5) and numpy 1.x / 2.x
 _ALLOWED_GLOBALS = {
     ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "_reconstruct"),
@@ -31,11 +33,21 @@ _ALLOWED_GLOBALS = {
     ("numpy", "dtype"),
     ("numpy.core.multiarray", "scalar"),
     ("numpy._core.multiarray", "scalar"),
+    ("numpy.core.numeric", "_frombuffer"),  # protocol 5: the array's bytes travel out of band
+    ("numpy._core.numeric", "_frombuffer"),
 }
 
 
 class UnsafePickleError(pickle.UnpicklingError):
     """The pickle asked for something other than numpy arrays."""
+
+
+def _latin1_bytes(text, encoding="latin1") -> bytes:
+    """``_codecs.encode`` as protocols 0-2 use it: how they write ``bytes`` (the array's data) as text."""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise UnsafePickleError(f"refusing _codecs.encode({type(text).__name__}, {encoding!r}) in a pickle: "
+                                "only the latin1 bytes numpy writes are allowed")
+    return text.encode("latin1")
 
 
 class SafeUnpickler(pickle.Unpickler):
@@ -44,6 +56,8 @@ class SafeUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         if (module, name) in _ALLOWED_GLOBALS:
             return getattr(importlib.import_module(module), name)
+        if (module, name) == ("_codecs", "encode"):
+            return _latin1_bytes
         raise UnsafePickleError(f"refusing to load {module}.{name} from a pickle: only numpy arrays are allowed")
 
 
@@ -66,15 +80,25 @@ def _verified_bytes(path: str | os.PathLike, sha256: str | None) -> bytes:
 
 def load_pickle_params(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
     """Read a pickled ``{name: ndarray}`` dict safely; verify ``sha256`` when given."""
-    obj = SafeUnpickler(io.BytesIO(_verified_bytes(path, sha256))).load()
+    data = _verified_bytes(path, sha256)
+    try:
+        obj = SafeUnpickler(io.BytesIO(data)).load()
+    except UnsafePickleError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
+            MemoryError, RecursionError, UnicodeDecodeError) as e:  # what a damaged or foreign file raises
+        raise ValueError(f"{path}: not a pickle of numpy arrays ({type(e).__name__}: {e})"[:300]) from None
     return _check_param_dict(obj, str(path))
 
 
 def load_npz_params(path: str | os.PathLike, sha256: str | None = None) -> dict[str, np.ndarray]:
     """Read an ``.npz`` of named arrays (never with pickled objects); verify ``sha256`` when given."""
     data = _verified_bytes(path, sha256)
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        return _check_param_dict({k: z[k] for k in z.files}, str(path))
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return _check_param_dict({k: z[k] for k in z.files}, str(path))
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: not an .npz of numeric arrays ({type(e).__name__}: {e})"[:300]) from None
 
 
 def _check_param_dict(obj, where: str) -> dict[str, np.ndarray]:
@@ -86,7 +110,7 @@ def _check_param_dict(obj, where: str) -> dict[str, np.ndarray]:
             raise ValueError(f"{where}: entry {k!r} is not a named numpy array")
         if v.dtype == object:
             raise ValueError(f"{where}: entry {k!r} has object dtype; only numeric arrays are allowed")
-        out[k] = np.ascontiguousarray(v)
+        out[k] = np.asarray(v, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
     return out
 
 

@@ -77,6 +77,12 @@ def structural_hash(node) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
+def program_hash(func) -> str:
+    """How the search and the database name a scheduled program: its structural hash, as text (two traces
+    that schedule a workload into the same function share it, so the function is measured once)."""
+    return str(structural_hash(func))
+
+
 def workload_key(func) -> str:
     """Hex sha256 identifying a tuning workload: independent of names (variables, buffers, the function's
     name and ``global_symbol``), the same in every process and on every machine."""

@@ -58,6 +58,9 @@ class Source:
             raise ParseError(f"invalid Python syntax: {e.msg}", self.filename, lineno,
                              (e.offset or 0) + self.col_offset or None, self.line_text(e.lineno or 1),
                              "python-syntax") from None
+        except RecursionError:
+            raise ParseError("the source is nested too deeply for Python's parser (an expression of thousands of "
+                             "terms?)", self.filename, construct="too-deep") from None
 
     def line_text(self, snippet_lineno: int) -> str | None:
         if 1 <= snippet_lineno <= len(self.lines):

@@ -12,6 +12,7 @@ Unknown decorators are an error naming the decorator and line.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -123,7 +124,11 @@ def _function_key(src: Source, env: PythonEnv, fdef: ast.FunctionDef) -> tuple[s
 def parse_function_def(ctx: ParseContext, fdef: ast.FunctionDef, key: str | None = None, kwargs=None):
     if key is None:
         key, kwargs = _function_key(ctx.src, ctx.env, fdef)
-    return FUNCTION_PARSERS[key](ctx, fdef, kwargs or {})
+    try:
+        return FUNCTION_PARSERS[key](ctx, fdef, kwargs or {})
+    except RecursionError:  # the parsers recurse over the syntax tree: a huge expression ends here
+        raise ctx.src.error(fdef, f"function `{fdef.name}` is nested too deeply to parse (an expression of "
+                                  "hundreds of terms? split it into several statements)", "too-deep") from None
 
 
 def _find_def(src: Source, tree: ast.Module, kinds, what: str):
@@ -213,7 +218,6 @@ def parse_python_class(cls, caller_locals=(), line: int | None = None) -> IRModu
     src = source_of(cls, "class", line)
     tree = src.parse()
     cdef = _find_def(src, tree, ast.ClassDef, "class")
-    import sys
 
     module_globals = getattr(sys.modules.get(cls.__module__), "__dict__", {})
     env = PythonEnv(list(caller_locals) + [module_globals])
@@ -235,7 +239,8 @@ def _import_aliases(src: Source, node) -> dict:
     if isinstance(node, ast.Import):
         for a in node.names:
             root = a.name.split(".")[0]
-            if root not in ("tunefarm", "tvm") or (a.asname and a.name not in ("tvm", "tunefarm")):
+            if a.name not in ("tunefarm", "tvm", "tunefarm.script", "tvm.script") or (
+                    a.asname and a.name not in ("tvm", "tunefarm")):
                 raise src.error(node, f"from_source only accepts imports of the script namespaces, not "
                                       f"`{describe(node)}`", "import")
             if root == "tvm":
@@ -250,13 +255,9 @@ def _import_aliases(src: Source, node) -> dict:
         name = a.asname or a.name
         if mod == "tvm.script":
             value = _TVM_SCRIPT_NAMES.get(a.name)
-        elif mod.startswith("tunefarm"):
-            import importlib
-
-            try:
-                value = getattr(importlib.import_module(mod), a.name, None)
-            except ImportError:
-                value = None
+        elif mod == "tunefarm.script" and node.level == 0:
+            # the package this parser belongs to, imported already: nothing is imported (and run) here
+            value = getattr(sys.modules["tunefarm.script"], a.name, None)
             if value is not None and not is_script_object(value):
                 value = None
         else:

@@ -53,6 +53,9 @@ def run_tune(args) -> int:
     if args.trials < 0 or args.trials_per_round < 1:
         print("tunefarm tune: --trials must be >= 0 and --trials-per-round >= 1", file=sys.stderr)
         return 2
+    if args.workers is not None and args.workers < 1:
+        print(f"tunefarm tune: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return 2
     try:
         name, func = load_workload(args.workload)
         space = None if args.space is None else resolve_space(args.space)
@@ -64,7 +67,7 @@ def run_tune(args) -> int:
         db = Database(args.db)
     except DatabaseError as e:
         print(f"tunefarm tune: {e}", file=sys.stderr)
-        return 2
+        return 1
     try:
         target = resolve_target(args.target, farm)
         key = workload_key(func)

@@ -12,7 +12,8 @@ design part before the marker is what mutation edits):
 - ``VerifyProgram``: loop extents are positive, no parallel loop inside another, no parallel or vectorized
   loop bound into a reduction variable (a data race), vector loops of a bounded number of lanes.
 - ``VerifyCodeSize``: the straight-line code that unrolling makes (``unrolled_size``), and the vector lanes it
-  loads or stores one at a time (``gathered_lanes``), stay below bounds.
+  loads or stores one at a time (``gathered_lanes``), stay below bounds (``codegen/code_size.py`` counts both;
+  ``build()`` itself refuses only programs far beyond these bounds).
   LLVM's time grows with both far faster than the kernel's speed does: over four 256-trial jobs (matmul 128^3
   and 512^3, dense+ReLU, conv2d) the fastest program was never over 128 statements (seven of the ten fastest
   were not), while the 15% over it took 20-55% of the build time (a dense program at 900 spent over 10 s in
@@ -22,12 +23,10 @@ A postprocessor raises ``PostprocError`` (or lets a ``ScheduleError`` through) t
 """
 from __future__ import annotations
 
+from ..codegen.code_size import code_size, gathered_lanes, unrolled_size  # noqa: F401 - re-exported
 from ..ir import expr as E
-from ..ir.arith import affine_coefficients
-from ..ir.dtype import nbytes as dtype_bytes
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
-from ..ir.functor import post_order_visit
 from ..schedule import Schedule, ScheduleError
 from . import block_info
 from .space import PARALLEL_KEY, UNROLL_KEY, VECTORIZE_KEY
@@ -179,130 +178,6 @@ def verify_program(func: PrimFunc, max_vector_lanes: int = 256) -> None:
                 stack.append((node.else_case, in_parallel))
 
 
-def unrolled_size(func: PrimFunc, vector_bytes: int = 32) -> int:
-    """Statements of straight-line code after unrolling, a vector statement counted once per ``vector_bytes``.
-
-    Which loops unroll follows the code generator's rule (``codegen/unroll.py``): kind ``unrolled``, or under
-    ``pragma_auto_unroll_max_step = N`` a serial constant loop with only unrolled or vectorized loops inside
-    whose ``extent * statements`` is at most ``N``.
-    """
-    return _unrolled_counts(func, vector_bytes)[0]
-
-
-def gathered_lanes(func: PrimFunc) -> int:
-    """Lanes that vector statements load or store one element at a time, after unrolling (counted like
-    ``unrolled_size``): an access whose flat index moves with the vector lane by a stride other than 0 or 1 is
-    emitted as one scalar load (or store) per lane (``codegen/vectorize.py``). LLVM's time grows with these much
-    faster than with whole-vector statements: over a 256-trial dense+ReLU job, the 11% of programs with more
-    than 256 took 43% of the LLVM time (375 ms each against 64 ms for the rest), and none was among the fastest
-    (the best of them 1.65x slower than the job's best). The default bound (``VerifyCodeSize``) is 512, not 256:
-    a stride-2 convolution gathers in every program that vectorizes its output columns (its register tiles
-    count ~350)."""
-    return _unrolled_counts(func, 32)[1]
-
-
-def _unrolled_counts(func: PrimFunc, vector_bytes: int) -> tuple[int, int]:
-    """(``unrolled_size``, ``gathered_lanes``)."""
-    from ..codegen.unroll import max_step_of
-
-    # ``lane``: None outside vectorized loops, else (lanes, {variable: how far it moves per lane}) -- the loop
-    # variable moves by 1, and a block iteration variable bound to it by its coefficient (no substitution)
-    def walk(s, max_step, lane):
-        # -> (steps as counted by the unroll rule, size, gathered lanes, a rolled loop is left inside)
-        if s is None:
-            return 0, 0, 0, False
-        if isinstance(s, S.SeqStmt):
-            parts = [walk(x, max_step, lane) for x in s.seq]
-            return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts),
-                    any(p[3] for p in parts))
-        if isinstance(s, S.For):
-            own = max_step_of(s.annotations)
-            ext = s.const_extent()
-            vector = s.kind == "vectorized"
-            steps, size, gathers, rolled = walk(s.body, own if own is not None else max_step,
-                                                (ext or 1, {s.loop_var: 1}) if vector else lane)
-            if vector:
-                bytes_ = (ext or 1) * _store_bytes(s.body)
-                return steps, size * max(1, -(-bytes_ // vector_bytes)), gathers, rolled
-            const = ext is not None and isinstance(s.min, E.IntImm)
-            unrolled = const and (s.kind == "unrolled" or (
-                s.kind == "serial" and max_step and not rolled and ext * max(1, steps) <= max_step))
-            steps = steps * (ext if ext is not None else 1 << 30)
-            return (steps, size * ext, gathers * ext, rolled) if unrolled else (steps, size, gathers, True)
-        if isinstance(s, S.BlockRealize):
-            own = max_step_of(s.block.annotations)
-            ms = own if own is not None else max_step
-            if lane is not None:
-                moves = dict(lane[1])
-                for iv, value in zip(s.block.iter_vars, s.iter_values):
-                    moves[iv.var] = _lane_stride(value, lane[1])
-                lane = (lane[0], moves)
-            a, b = walk(s.block.body, ms, lane), walk(s.block.init, ms, lane)
-            return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] or b[3]
-        if isinstance(s, S.IfThenElse):
-            a, b = walk(s.then_case, max_step, lane), walk(s.else_case, max_step, lane)
-            return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] or b[3]
-        if isinstance(s, S.Allocate):
-            return walk(s.body, max_step, lane)
-        gathers = 0
-        if lane is not None and isinstance(s, S.BufferStore):
-            gathers = lane[0] * sum(1 for buf, idx in _accesses(s) if _flat_stride(buf, idx, lane[1]) not in (0, 1))
-        return 1, 1, gathers, False
-
-    w = walk(func.body, None, None)
-    return w[1], w[2]
-
-
-def _accesses(store: S.BufferStore) -> list:
-    """(buffer, indices) of a store and of every load in its value."""
-    out = [(store.buffer, store.indices)]
-    post_order_visit(store.value, lambda n: out.append((n.buffer, n.indices)) if isinstance(n, E.BufferLoad) else None)
-    return out
-
-
-def _lane_stride(e, moves: dict) -> int | None:
-    """How far ``e`` moves per vector lane, given how far each variable does (None: not affine in them)."""
-    if isinstance(e, E.IntImm):
-        return 0
-    if isinstance(e, E.Var):
-        return moves.get(e, 0)
-    moving = [v for v, m in moves.items() if m != 0]
-    aff = affine_coefficients(e, moving)
-    if aff is None or any(moves[v] is None for v in aff[0]):
-        return None
-    return sum(c * moves[v] for v, c in aff[0].items())
-
-
-def _flat_stride(buf, indices, moves: dict) -> int | None:
-    """How far the flat (row-major) index of ``buf[indices]`` moves per vector lane (None: not affine)."""
-    stride, mult = 0, 1
-    for index, extent in zip(reversed(indices), reversed(buf.shape)):
-        d = _lane_stride(index, moves)
-        if d is None:
-            return None
-        stride += d * mult
-        mult *= extent.value if isinstance(extent, E.IntImm) else 1 << 20
-    return stride
-
-
-def _store_bytes(s) -> int:
-    """Element size of the widest store under ``s`` (4 when none is found)."""
-    widest, stack = 0, [s]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, S.BufferStore):
-            widest = max(widest, dtype_bytes(n.buffer.dtype))
-        elif isinstance(n, S.SeqStmt):
-            stack.extend(n.seq)
-        elif isinstance(n, S.BlockRealize):
-            stack.append(n.block.body)
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            stack.extend(x for x in (n.then_case, n.else_case) if x is not None)
-    return widest or 4
-
-
 class VerifyCodeSize(Postproc):
     """Reject programs whose unrolled code is too large to build quickly (see module doc): more than
     ``max_size`` vector statements, or more than ``max_gathered_lanes`` lanes loaded or stored one at a time."""
@@ -314,7 +189,8 @@ class VerifyCodeSize(Postproc):
         self.max_gathered_lanes = max_gathered_lanes
 
     def apply(self, sch: Schedule) -> None:
-        size, gathers = _unrolled_counts(sch.mod["main"], 32)
+        counts = code_size(sch.mod["main"], 32)
+        size, gathers = counts.statements, counts.gathered_lanes
         if size > self.max_size:
             raise PostprocError(f"unrolled code of {size} vector statements is over the limit of {self.max_size} "
                                 "(builds that long cost more tuning time than they can win)")

@@ -8,13 +8,8 @@ of the scheduled PrimFunc), which is how the search never measures one program t
 from __future__ import annotations
 
 from ..ir.function import PrimFunc
+from ..ir.structural import program_hash  # noqa: F401 - re-exported: how the search names programs
 from ..schedule import Schedule, Trace
-
-
-def program_hash(func: PrimFunc) -> str:
-    from ..ir.structural import structural_hash
-
-    return str(structural_hash(func))
 
 
 def design_part(trace: Trace) -> Trace:

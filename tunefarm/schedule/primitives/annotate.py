@@ -3,7 +3,8 @@
 ``parallel`` and ``vectorize`` run iterations at the same time, so they are only legal on data-parallel
 loops: no block below may bind the loop into a reduction iteration variable, and every reduction block
 below must bind it into one of its spatial variables (otherwise all iterations would update the same
-accumulator). ``unroll`` only changes how the loop is emitted and is always legal.
+accumulator); a loop of one iteration is always legal. ``unroll`` only changes how the loop is emitted and is
+always legal.
 """
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ ANNOTATION_TYPES = (bool, int, float, str)
 
 
 def check_data_parallel(loop: S.For, primitive: str) -> None:
-    """Raise unless every iteration of ``loop`` may run concurrently with the others (see module doc)."""
+    """Raise unless every iteration of ``loop`` may run concurrently with the others (see module doc).
+
+    A loop of one iteration always may: nothing runs beside it. (Fusing unit loops binds the fused variable
+    nowhere -- ``i = 0`` -- so the binding rules below would wrongly see a shared accumulator.)"""
+    if loop.const_extent() == 1:
+        return
     name = loop.loop_var.name
     for realize in blocks_under(loop.body):
         kinds = binding_kinds(realize).get(loop.loop_var, set())

@@ -1,0 +1,75 @@
+"""What an imported export must prove before it is stored: its workloads and traces are real programs.
+
+An export is untrusted input: a record whose trace names an unknown instruction, does not replay on its
+workload, or claims a program hash its trace does not produce would become a "best" that nothing can build
+(``tunefarm bench``, ``compile_tir`` and ``tune --resume`` would all fail on it later). So an import checks:
+
+* a workload's IR JSON decodes to a PrimFunc whose ``workload_key`` is the key the file gives it;
+* a record's trace loads (every instruction kind known, inputs, attributes and decisions well formed) and
+  replays on its workload; the structural hash of the scheduled function is the record's program hash
+  (a record without one gets it);
+* an ``ok`` record's run times are positive.
+
+Replaying is deterministic, so results are cached by (IR text, trace text): importing the same records
+again, or many records of one trace, replays once.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+from tunefarm.database.errors import InvalidRecordError, InvalidTraceError
+from tunefarm.ir.function import PrimFunc
+from tunefarm.ir.serialize import from_json
+from tunefarm.ir.structural import program_hash, workload_key
+from tunefarm.schedule import Trace
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(e).__name__}: {first}"[:300]
+
+
+@functools.lru_cache(maxsize=64)
+def workload_func(key: str, ir_text: str) -> PrimFunc:
+    """The PrimFunc of a workload line, checked against its key."""
+    try:
+        func = from_json(json.loads(ir_text))
+    except (ValueError, TypeError, RecursionError) as e:
+        raise InvalidRecordError(f"workload {key!r}: its IR JSON is not a tunefarm program ({_one_line(e)})") from None
+    if not isinstance(func, PrimFunc):
+        raise InvalidRecordError(f"workload {key!r}: its IR JSON holds a {type(func).__name__}, not a PrimFunc")
+    actual = workload_key(func)
+    if actual != key:
+        raise InvalidRecordError(f"workload {key!r}: its IR's workload key is {actual}, not the one given")
+    return func
+
+
+@functools.lru_cache(maxsize=4096)
+def _replayed_hash(key: str, ir_text: str, trace_text: str) -> str:
+    func = workload_func(key, ir_text)
+    try:
+        trace = Trace.from_json(json.loads(trace_text))
+    except (ValueError, TypeError, KeyError, RecursionError) as e:
+        raise InvalidTraceError(f"the trace cannot be loaded: {_one_line(e)}") from None
+    try:
+        sch = trace.replay(func)
+        return program_hash(sch.mod["main"])
+    except Exception as e:  # noqa: BLE001 - any failure of an untrusted trace is that record's refusal
+        raise InvalidTraceError(f"the trace does not replay on workload {key[:16]}...: {_one_line(e)}") from None
+
+
+def checked_program_hash(key: str, ir_text: str, trace_text: str, claimed: str | None) -> str:
+    """The program hash of the trace replayed on the workload; refuses a record that claims another one."""
+    actual = _replayed_hash(key, ir_text, trace_text)
+    if claimed is not None and claimed != actual:
+        raise InvalidRecordError(f"program_hash {claimed[:40]!r} does not match the trace's program ({actual})")
+    return actual
+
+
+def check_run_secs(status: str, run_secs: list[float]) -> None:
+    """An ``ok`` record's run times must be positive (a zero or missing time would make it the best)."""
+    if status == "ok" and not all(isinstance(s, (int, float)) and math.isfinite(s) and s > 0 for s in run_secs):
+        raise InvalidRecordError(f"an ok record needs positive run times, got {run_secs[:8]!r}")

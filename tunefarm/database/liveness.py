@@ -1,0 +1,91 @@
+"""Whether a job's driver is still alive, from what the jobs table records about it.
+
+A job row says ``running`` until its driver calls ``finish_job``; a driver killed by SIGKILL, the OOM killer
+or a full disk never does. So every reader decides for itself, from the row:
+
+* ``status`` is not ``running``: the job ended (``finished``, ``failed``, ...); that status is shown.
+* ``killed``: the driver ran in this process space (same kernel boot and PID namespace, ``pid_space``) and
+  its process is gone (no such pid, a zombie, or the pid now belongs to a process started at another time:
+  ``pid_start``, in clock ticks after boot, tells a reused pid apart).
+* ``stale``: the driver cannot be checked from here (another host, another container, or a job written
+  before jobs recorded their process) and its last sign of life (``heartbeat_us``, else ``started_us``) is
+  older than ``HEARTBEAT_TIMEOUT_S``; also a live pid whose heartbeat is that old (a hung driver).
+* otherwise ``running``.
+
+Only ``running`` is alive: the claims of a ``killed`` or ``stale`` job no longer count (see ``claims.py``).
+Drivers heartbeat at least once per trial (``Database.heartbeat``, ``claim`` and ``commit_records`` all do),
+so the timeout only has to exceed the longest pause between trials: a trial's own timeout plus a cost-model
+refit, well under a minute; five minutes leaves a wide margin.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import socket
+
+HEARTBEAT_TIMEOUT_S = 300.0
+# the job columns ``job_state`` decides from, in its argument order (jobs aliased ``j``)
+JOB_STATE_SQL = "j.status, j.pid, j.pid_space, j.pid_start, j.heartbeat_us, j.started_us"
+RUNNING = "running"
+KILLED = "killed"
+STALE = "stale"
+
+
+@functools.lru_cache(maxsize=1)
+def pid_space() -> str:
+    """Where a pid of this process means something: boot id and PID namespace (hostname elsewhere)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        ns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return "host:" + socket.gethostname()
+    return f"{boot}/{ns}"
+
+
+def process_start(pid: int) -> int | None:
+    """Start time of process ``pid`` in clock ticks after boot (None where /proc cannot tell)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()  # the command name in parentheses may hold spaces
+    if fields[0] in (b"Z", b"X"):  # a zombie or a dead task has exited
+        return -1
+    return int(fields[19])
+
+
+def this_process() -> tuple[int, str, str, int | None]:
+    """``(pid, host, pid_space, pid_start)`` of the calling process, as ``start_job`` records them."""
+    pid = os.getpid()
+    return pid, socket.gethostname(), pid_space(), process_start(pid)
+
+
+def pid_alive(pid: int, start: int | None) -> bool:
+    """Whether process ``pid`` of this process space still runs (and is the one started at ``start``)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    except (OverflowError, ValueError):
+        return False
+    now_start = process_start(pid)
+    if now_start == -1:
+        return False
+    return start is None or now_start is None or now_start == start
+
+
+def job_state(status: str, pid: int | None, space: str | None, start: int | None, heartbeat_us: int | None,
+              started_us: int, now_us: int) -> str:
+    """The state to show and to trust for a job row (see the module docstring)."""
+    if status != RUNNING:
+        return status
+    if pid is not None and space == pid_space() and not pid_alive(pid, start):
+        return KILLED
+    last = heartbeat_us if heartbeat_us is not None else started_us
+    if now_us - last > HEARTBEAT_TIMEOUT_S * 1e6:
+        return STALE
+    return RUNNING
