@@ -41,7 +41,7 @@ def test_tune_model_refuses_bad_arguments_before_starting_a_farm(tmp_path, capsy
     import ray
 
     db = str(tmp_path / "t.sqlite")
-    base = ["tune-model", "mlp", "--trials", "0", "--farm", "ray", "--no-download", "--db", db]
+    base = ["tune-model", "mlp", "--trials", "0", "--farm", "ray", "--db", db]
     assert main(base + ["--workers", "0"]) == 1
     _one_line_error(capsys, "tune-model", "--workers must be at least 1, got 0")
     assert main(base + ["--batch", "1", "--batch", "0"]) == 1
@@ -53,7 +53,7 @@ def test_tune_model_refuses_bad_arguments_before_starting_a_farm(tmp_path, capsy
     assert main(base + ["--params", str(bad_params["npz"])]) == 1
     _one_line_error(capsys, "tune-model", "not an .npz of numeric arrays")
     missing = tmp_path / "no" / "such" / "dir"
-    assert main(["tune-model", "mlp", "--trials", "0", "--farm", "ray", "--no-download",
+    assert main(["tune-model", "mlp", "--trials", "0", "--farm", "ray",
                  "--db", str(missing / "t.sqlite")]) == 1
     _one_line_error(capsys, "tune-model", str(missing / "t.sqlite"), "does not exist")
     assert not ray.is_initialized()  # all refused before Ray was started
@@ -78,14 +78,14 @@ def test_compile_refuses_unreadable_weights(tmp_path, capsys, bad_params):
         _one_line_error(capsys, "compile", "cannot read the weights", needle)
     assert main(["compile", "convnet", "--params", str(bad_params["text"]), "-o", str(tmp_path / "c.tfx")]) == 1
     _one_line_error(capsys, "compile", "cannot read the weights")
-    assert main(["compile", "mlp", "--batch", "0", "--no-download", "-o", str(tmp_path / "a.tfx")]) == 1
+    assert main(["compile", "mlp", "--batch", "0", "-o", str(tmp_path / "a.tfx")]) == 1
     _one_line_error(capsys, "compile", "--batch must be at least 1")
     assert not (tmp_path / "a.tfx").exists()
 
 
 def test_run_refuses_inputs_that_are_not_numeric_arrays(tmp_path, capsys):
     exe = tmp_path / "m.tfx"
-    assert main(["compile", "mlp", "--no-download", "-o", str(exe)]) == 0
+    assert main(["compile", "mlp", "-o", str(exe)]) == 0
     capsys.readouterr()
     (tmp_path / "x.txt").write_text("1 2 3\n")
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)

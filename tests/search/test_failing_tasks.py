@@ -68,6 +68,6 @@ def test_cli_names_the_error_of_a_task_that_stopped(tmp_path, capsys):
                  "--workers", "1", "--target", "llvm -num-cores=1", "--seed", "0"])
     err = capsys.readouterr().err
     assert code == 1
-    assert "tunefarm tune: task 'wide_float16_erf' stopped after 8 trials, all failed with the same error: " \
+    assert "tunefarm tune: error: task 'wide_float16_erf' stopped after 8 trials, all failed with the same error: " \
            + ERROR in err
     assert Database(str(tmp_path / "c.sqlite")).count_records() <= 12

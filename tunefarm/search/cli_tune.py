@@ -51,22 +51,22 @@ def run_tune(args) -> int:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s [%(levelname)s] %(message)s")
     if args.trials < 0 or args.trials_per_round < 1:
-        print("tunefarm tune: --trials must be >= 0 and --trials-per-round >= 1", file=sys.stderr)
+        print("tunefarm tune: error: --trials must be >= 0 and --trials-per-round >= 1", file=sys.stderr)
         return 2
     if args.workers is not None and args.workers < 1:
-        print(f"tunefarm tune: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        print(f"tunefarm tune: error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
         return 2
     try:
         name, func = load_workload(args.workload)
         space = None if args.space is None else resolve_space(args.space)
         farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     except (WorkloadError, SpaceError, ValueError) as e:
-        print(f"tunefarm tune: {e}", file=sys.stderr)
+        print(f"tunefarm tune: error: {e}", file=sys.stderr)
         return 2
     try:
         db = Database(args.db)
     except DatabaseError as e:
-        print(f"tunefarm tune: {e}", file=sys.stderr)
+        print(f"tunefarm tune: error: {e}", file=sys.stderr)
         return 1
     try:
         target = resolve_target(args.target, farm)
@@ -76,7 +76,7 @@ def run_tune(args) -> int:
         except Exception:  # noqa: BLE001 - unknown workload: nothing stored yet
             existing = 0
         if existing and not args.resume:
-            print(f"tunefarm tune: {args.db} already holds {existing} trials of {name!r} on {target.label()}; "
+            print(f"tunefarm tune: error: {args.db} already holds {existing} trials of {name!r} on {target.label()}; "
                   "pass --resume to continue that job (the budget counts them) or use another --db",
                   file=sys.stderr)
             return 2
@@ -84,14 +84,14 @@ def run_tune(args) -> int:
             try:
                 farm.start()
             except (ValueError, RuntimeError) as e:  # no Ray, no node with the target's CPU, ...
-                print(f"tunefarm tune: cannot start the farm: {e}", file=sys.stderr)
+                print(f"tunefarm tune: error: cannot start the farm: {e}", file=sys.stderr)
                 return 1
         try:
             result = tune(func, target=target, max_trials=args.trials, trials_per_round=args.trials_per_round,
                           space=space, database=db, farm=farm, seed=args.seed, task_name=args.task_name or name,
                           strategy=args.strategy, timeout_s=args.timeout)
         except (SearchError, SpaceError) as e:
-            print(f"tunefarm tune: {e}", file=sys.stderr)
+            print(f"tunefarm tune: error: {e}", file=sys.stderr)
             return 1
     finally:
         farm.close()

@@ -161,8 +161,9 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
         watch = FailureWatch()  # stops a task whose first rounds all fail with one error
         progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=watch)
         job = TuningJob(jtasks, target, db, farm, model, make_task_scheduler(task_scheduler, seed), job_id=job_id,
-                        trials_per_round=trials_per_round, timeout_s=timeout_s, measure=dict(DEFAULT_MEASURE),
-                        early_stop=early_stop, progress=progress_view, failures=watch)
+                        max_trials=max_trials, trials_per_round=trials_per_round, timeout_s=timeout_s,
+                        measure=dict(DEFAULT_MEASURE), early_stop=early_stop, progress=progress_view,
+                        failures=watch)
         status = "failed"
         try:
             job.run(remaining)

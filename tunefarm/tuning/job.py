@@ -35,6 +35,8 @@ MEASURE_HANDLER = "tunefarm.tuning.handlers:measure"
 TRAIN_HANDLER = "tunefarm.tuning.handlers:train"
 TRAIN_TIMEOUT_S = 600.0
 POLL_S = 5.0                 # longest wait for the farm between checks (faults are handled inside poll)
+CLAIM_TRIES = 8              # picks refused by the database (another job has them) before the slot waits
+HEARTBEAT_S = 30.0           # how often the job tells the database its driver is alive (see database/liveness)
 _LOST = {DoneStatus.LOST: MeasureStatus.WORKER_LOST, DoneStatus.TIMEOUT: MeasureStatus.TIMEOUT,
          DoneStatus.ERROR: MeasureStatus.RUN_ERROR}
 
@@ -43,11 +45,13 @@ class TuningJob:
     """Runs the tasks of one job on a farm (see module doc). ``run(n)`` measures up to ``n`` new programs."""
 
     def __init__(self, tasks: list[JobTask], target, db, farm, model, scheduler, *, job_id: int,
-                 trials_per_round: int, timeout_s, measure: dict, early_stop: float | None, progress: Progress,
+                 max_trials: int, trials_per_round: int, timeout_s, measure: dict, early_stop: float | None, progress: Progress,
                  failures: FailureWatch):
         self.tasks, self.target, self.db, self.farm = tasks, str(target), db, farm
         self.model, self.scheduler, self.job_id = model, scheduler, job_id
+        self.max_trials = max_trials
         self.trials_per_round = trials_per_round
+        self.last_heartbeat = time.monotonic()
         self.timeout_s, self.measure, self.early_stop = timeout_s, measure, early_stop
         self.progress = progress
         self.failures = failures
@@ -74,6 +78,7 @@ class TuningJob:
                 for d in self.farm.poll(POLL_S):
                     self._done(d)
                 self._commit()
+                self._heartbeat()
             self._drain()
         finally:
             self._commit()
@@ -109,12 +114,16 @@ class TuningJob:
         if not self.training and self.model.wants_training():
             self.training = True
             return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S, tag=("train",))
-        if self.submitted < self.budget:
+        for _ in range(CLAIM_TRIES):
+            if self.submitted >= self.budget:
+                break
             t0 = time.thread_time()
             t = self._task_to_measure()
             entry = t.search.pick() if t is not None else None
             self.search_cpu += time.thread_time() - t0
-            if entry is not None:
+            if entry is None:
+                break
+            if self._claim(t, entry):
                 return self._measure_work(t, entry)
         cap = max(2, self.farm.capacity // 2)
         for t in self._search_order():
@@ -158,6 +167,25 @@ class TuningJob:
             if t.open() and t.search.pool:
                 return t
         return None
+
+    # -- sharing the database with concurrent jobs -----------------------------------------------------------------
+    def _claim(self, t: JobTask, entry) -> bool:
+        """Claim a picked program in the database before measuring it: jobs tuning the same workload at once
+        share its budget and its dedup set. Refused when another job holds or measured it (then it is known
+        here too), or when the budget is spent (then the task is done)."""
+        budget = self.max_trials - sum(self.db.budget_used(o.key, self.target) for o in self.tasks if o is not t)
+        budget = int(min(budget, t.max_trials))
+        if self.db.claim(self.job_id, t.key, self.target, [entry.hash], budget=max(0, budget)):
+            return True
+        if self.db.budget_used(t.key, self.target) >= budget:
+            t.budget_spent = True
+        return False
+
+    def _heartbeat(self) -> None:
+        now = time.monotonic()
+        if now - self.last_heartbeat >= HEARTBEAT_S:
+            self.db.heartbeat(self.job_id)
+            self.last_heartbeat = now
 
     # -- work items ----------------------------------------------------------------------------------------------
     def _measure_work(self, t: JobTask, entry) -> Work:

@@ -53,6 +53,7 @@ class JobTask:
         self.submitted = 0          # measurements put on the farm by this job
         self.round_results = 0      # results since the task's last round closed
         self.max_trials: float = math.inf
+        self.budget_spent = False   # the database says the budget is used up (concurrent jobs share it)
 
     # -- state -------------------------------------------------------------------------------------------
     @property
@@ -60,7 +61,7 @@ class JobTask:
         return self.search.error
 
     def budget_left(self) -> bool:
-        return self.state.trials + self.measures_in_flight < self.max_trials
+        return not self.budget_spent and self.state.trials + self.measures_in_flight < self.max_trials
 
     def open(self) -> bool:
         """Still searching and measuring (no error, space not used up, budget left)."""
