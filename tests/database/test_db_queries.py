@@ -21,6 +21,7 @@ EXPECTED_DTYPES = {
     "median_us": "float64", "mean_us": "float64", "min_us": "float64", "gflops": "float64", "trial": "int64",
     "job_id": "Int64", "job": "str", "job_status": "str", "host": "str", "created": "datetime64[ns]",
     "build_secs": "float64", "error": "str", "program_hash": "str", "trace_json": "str", "repeats": "int64",
+    "model_version": "Int64",
 }
 
 

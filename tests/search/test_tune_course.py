@@ -135,6 +135,9 @@ def test_early_stop_cutoff_is_a_multiple_of_the_best_latency_so_far(tmp_path, ta
                 assert lat > 3.0 * min(lats[:k])
             elif best_before is not None:
                 assert lat <= 3.0 * best_before
+        # each record says which cost model version chose it: none at first, then the newest finished one
+        versions = tunefarm.Database(str(tmp_path / "a.sqlite")).records().sort_values("trial").model_version
+        assert versions.iloc[0] == 0 and versions.max() >= 1 and versions.is_monotonic_increasing
         tune(mm64, target=target, max_trials=16, trials_per_round=8, database=str(tmp_path / "b.sqlite"),
              farm=farm, seed=0, early_stop=None)
         assert all(len(r) == 5 for r in farm_records(tmp_path / "b.sqlite"))

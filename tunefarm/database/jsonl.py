@@ -57,14 +57,15 @@ def export_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
                 f.write(_dump({"type": "batch", "uid": uid, "job": job, "n_records": n, "created_us": created}))
                 counts["batches"] += 1
             for (uid, wkey, target, job, batch, trial, trace, phash, status, run_json, build, error, host,
-                 created) in conn.execute(
+                 created, version) in conn.execute(
                     "SELECT r.uid, w.key, t.target, j.uid, b.uid, r.trial, r.trace_json, r.program_hash, r.status, "
-                    "r.run_secs_json, r.build_secs, r.error, r.host, r.created_us FROM records r "
+                    "r.run_secs_json, r.build_secs, r.error, r.host, r.created_us, r.model_version FROM records r "
                     "JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
                     "LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN batches b ON b.id = r.batch_id ORDER BY r.id"):
                 line = _dump({"type": "record", "uid": uid, "workload": wkey, "target": target, "job": job,
                               "batch": batch, "trial": trial, "program_hash": phash, "status": status,
-                              "build_secs": build, "error": error, "host": host, "created_us": created})
+                              "build_secs": build, "error": error, "host": host, "created_us": created,
+                              "model_version": version})
                 # stored trace / run-time texts are already compact JSON: splice them instead of re-encoding
                 f.write(f'{line[:-2]},"run_secs":{run_json},"trace":{trace}}}\n')
                 counts["records"] += 1
@@ -166,7 +167,7 @@ class _Importer:
         if opt_int(created, "created_us") is None:
             raise InvalidRecordError("created_us must be an integer, got null")
         row = prepare_row(Record(d.get("workload"), d.get("trace"), d.get("program_hash"), d.get("target"),
-                                 result, None, d.get("trial")), created)
+                                 result, None, d.get("trial"), model_version=d.get("model_version")), created)
         wid = self._ref(self.workloads, "SELECT id FROM workloads WHERE key = ?", row[0], "workload", lineno)
         import_check.check_run_secs(result.status.value, result.run_secs)
         phash = import_check.checked_program_hash(row[0], self._ir_text(row[0]), row[4], row[5])

@@ -45,12 +45,13 @@ RECORD_COLUMNS: dict[str, Any] = {
     "program_hash": "str",
     "trace_json": "str",
     "repeats": "int64",
+    "model_version": "Int64",
 }
 
 _RECORDS_SQL = (
     "SELECT r.id, w.name, w.key, t.target, r.status, r.median_secs, r.mean_secs, r.min_secs, w.flop, r.trial, "
     "r.job_id, j.name, r.host, r.created_us, r.build_secs, r.error, r.program_hash, r.trace_json, "
-    "json_array_length(r.run_secs_json) "
+    "json_array_length(r.run_secs_json), r.model_version "
     "FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN jobs j ON j.id = r.job_id")
 
@@ -102,7 +103,9 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
     ``job_status`` (the job's state: running, finished, killed, stale, ...; see ``Database.jobs``),
     ``created`` (naive UTC), ``build_secs``, ``error``, ``program_hash``, ``trace_json`` (compact JSON text;
     ``json.loads`` it, or use ``Database.top_k`` for parsed traces), ``repeats`` (timing repeats recorded:
-    fewer than asked when the early stop cut a slow candidate short). ``status`` may be one value or several.
+    fewer than asked when the early stop cut a slow candidate short), ``model_version`` (the cost model version
+    that chose the candidate: 0 before the first model was trained; empty for records written without one).
+    ``status`` may be one value or several.
     With ``decisions`` one more column per sampling decision follows, e.g. ``decision_2_sample_perfect_tile``
     (see ``decisions.py``).
     """
@@ -120,7 +123,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
     with _gc_paused():  # 100k rows of tuples: the cyclic GC would rescan them over and over
         rows = conn.execute(sql, params).fetchall()
         (rid, wname, wkey, tgt, st, med, mean, mn, flop, trial, job_id, job, host, created, build, error, phash,
-         trace, repeats) = _columns(rows, 19)
+         trace, repeats, version) = _columns(rows, 20)
         del rows
     states = _job_states(conn)
     med_s = _floats(med)
@@ -147,6 +150,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
         "program_hash": _strs(phash),
         "trace_json": _strs(trace),
         "repeats": np.array(repeats, dtype="int64"),
+        "model_version": pd.array(list(version), dtype="Int64"),
     }
     frame = pd.DataFrame(data, columns=list(RECORD_COLUMNS))
     if decisions:

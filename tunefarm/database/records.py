@@ -35,6 +35,7 @@ class Record:
     job_id: int | None = None
     trial: int = 0
     created: float | None = None
+    model_version: int | None = None  # the cost model version that chose it (0: chosen before any model)
 
     @classmethod
     def coerce(cls, obj: Any) -> "Record":
@@ -162,4 +163,4 @@ def prepare_row(obj: Any, created_default: int) -> tuple:
     run_json = json.dumps([float(s) for s in result.run_secs])
     return (rec.workload_key, rec.target, job_id, trial, trace_to_text(rec.trace_json), rec.program_hash,
             result.status.value, run_json, stats.median, stats.mean, stats.min, build, error,
-            str(result.host or ""), created)
+            str(result.host or ""), created, opt_int(rec.model_version, "model_version"))

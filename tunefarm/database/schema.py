@@ -107,6 +107,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             UPDATE record_counts SET n = n - 1 WHERE workload_id = OLD.workload_id AND target_id = OLD.target_id;
         END""",
     )),
+    Migration(4, "the cost model version that chose each record (0: before the model was trained)", (
+        "ALTER TABLE records ADD COLUMN model_version INTEGER",
+    )),
 )
 
 CURRENT_VERSION = MIGRATIONS[-1].version
@@ -114,7 +117,7 @@ CURRENT_VERSION = MIGRATIONS[-1].version
 # the columns written for each record, in the order of the value tuples built by the writers
 RECORD_COLUMNS = ("uid", "workload_id", "target_id", "job_id", "batch_id", "trial", "trace_json", "program_hash",
                   "status", "run_secs_json", "median_secs", "mean_secs", "min_secs", "build_secs", "error", "host",
-                  "created_us")
+                  "created_us", "model_version")
 _RECORD_VALUES = f"({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 INSERT_RECORD = "INSERT INTO records " + _RECORD_VALUES
 INSERT_RECORD_OR_IGNORE = "INSERT OR IGNORE INTO records " + _RECORD_VALUES  # imports: idempotent by uid

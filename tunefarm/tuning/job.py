@@ -225,7 +225,7 @@ class TuningJob:
                 log.warning("cost model training failed (%s): %s", d.status.value, d.error)
 
     def _measured(self, d) -> None:
-        _, t, entry, version = d.work.tag
+        _, t, entry, version = d.work.tag  # the model version that scored the pick
         t.measures_in_flight -= 1
         t.state.inflight = 1 if t.measures_in_flight else 0
         if d.status is DoneStatus.OK:
@@ -237,7 +237,7 @@ class TuningJob:
         t.search.measured_result(entry, lat)
         self.model.add([entry.features], [t.key], [lat])
         self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
-                                           t.state.trials))
+                                           t.state.trials, model_version=version))
         t.state.trials += 1
         if result.ok:
             t.state.best_latency = min(t.state.best_latency, result.median_secs)
