@@ -16,7 +16,7 @@ from tunefarm.farm import Done, DoneStatus, FarmError, LocalFarm, RayFarm, Work
 pytestmark = pytest.mark.timeout(300)  # a farm bug must fail the test, not hang CI
 
 H = "tunefarm.testing.handlers:"
-KINDS = ["local"]
+KINDS = ["local", "ray"]
 
 
 def make_farm(kind: str, request, lock_path: str, **kw):
