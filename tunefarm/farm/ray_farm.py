@@ -18,8 +18,9 @@ them (ray_faults.py):
   ``Done``;
 - a worker that has compiled ``max_compiles`` programs is replaced by a fresh actor (llvmlite leaks memory).
 
-Shared texts (``Work.shared``) go to the object store once per farm; every call passes their references and a
-worker fetches a text the first time it needs it.
+Shared texts (``Work.shared``) go to the object store once per farm; a worker is sent a text's reference with
+the first item that uses it and fetches it once (after a restart, an item that finds a text missing is sent
+again with the references).
 
 Nodes report their CPU (node_info.py); the farm runs only on nodes whose CPU matches ``target`` (default:
 the CPU with the most cores in the cluster). If any node advertises the custom resource ``node_resource``
@@ -317,8 +318,12 @@ class RayFarm(SlotFaults, Farm):
 
     def _send(self, slot: Slot, item: Item) -> None:
         self._token += 1
-        refs = {k: self._shared_refs[k] for k in (item.work.shared or ())}
-        ref = slot.actor.run.remote(self._token, item.work.handler, item.payload_text, refs)
+        keys = list(item.work.shared or ())
+        # references only for texts this incarnation was not sent yet: a reference nested in an argument costs
+        # the driver a pickling per call, a list of keys does not
+        refs = {k: self._shared_refs[k] for k in keys if k not in slot.shared_sent}
+        slot.shared_sent.update(refs)
+        ref = slot.actor.run.remote((self._token, item.work.handler, item.payload_text, keys, refs))
         call = Call(item, self._token, ref, item.work.timeout_s)
         if not slot.calls:
             call.started = time.monotonic()
@@ -395,6 +400,11 @@ class RayFarm(SlotFaults, Farm):
         except self._worker_errors:
             return self._call_failed(slot, call)
         self._remove_call(slot, call)
+        slot.worker_id = out["worker"]  # the process that answered (a restart Ray did on its own changes it)
+        if out["status"] == "resend":  # the actor restarted and lost shared texts it was sent: send them again
+            slot.shared_sent.clear()
+            self._queue.push(call.item, front=True)
+            return
         self._finish_call(slot, call, out)
         if compiles >= self.max_compiles:
             slot.retire = True

@@ -54,6 +54,7 @@ class Slot:
         self.calls: collections.deque[Call] = collections.deque()
         self.retire = False
         self.lost: list[Call] = []     # failed calls waiting for the ping's verdict
+        self.shared_sent: set[str] = set()  # shared texts whose references this incarnation was sent
         self.error = ""                # why the actor could not be reached, when it could not
 
     def restart_head_clock(self) -> None:
@@ -72,6 +73,7 @@ class SlotFaults:
             self._uptime.up(slot)
         else:
             self._uptime.down(slot)
+            slot.shared_sent.clear()  # a restarted process holds no shared text
 
     def _finish_call(self, slot: Slot, call: Call, out: dict) -> None:
         """The outcome a worker returned (or journalled) for ``call``."""

@@ -31,12 +31,20 @@ class FarmWorker:
         return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(), "host": ctx.host,
                 "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot()}
 
-    def run(self, token: int, handler: str, payload_text: str, shared_refs: dict) -> tuple:
-        """Run one item; returns ``(token, outcome dict, compiles so far)``.
+    def run(self, call: tuple) -> tuple:
+        """Run one item ``call = (token, handler, payload JSON, shared keys, shared references)``; returns
+        ``(token, outcome dict, compiles so far)``. (One argument: Ray serializes each argument on its own, and
+        the driver pays for that on every call.)
 
-        ``shared_refs``: key -> object reference of every shared text the item uses (a text is fetched the
-        first time this process needs it, so a restarted actor gets what it lost)."""
+        ``shared keys``: the shared texts the item uses; ``shared references``: object references of those the
+        driver has not sent to this incarnation yet (fetched once). A text this process lacks and was not sent
+        (the actor restarted since) makes the outcome ``resend``: the driver sends the item again, with
+        references.
+        """
+        token, handler, payload_text, shared_keys, shared_refs = call
         rt = self._runtime
+        if any(k not in rt.ctx.shared and k not in shared_refs for k in shared_keys):
+            return token, {"status": "resend", "worker": rt.ctx.worker_id}, rt.ctx.compiles
         self._journal.started(token)
         status, value_text, error, busy = rt.run(token, handler, json.loads(payload_text),
                                                  prepare=lambda: rt.fetch_shared(shared_refs, ray.get))
