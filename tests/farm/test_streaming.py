@@ -232,6 +232,8 @@ def test_a_recycled_worker_keeps_streaming(farm_kind, request, tmp_path):
         assert len(set(workers)) >= 3  # 10 builds, 3 per worker (one more may be queued when it retires)
         assert all(d.value["compiles"] <= 3 + f.inflight_per_worker - 1 for d in done.values())
         assert f.stats.workers_recycled >= 2
+    with pytest.raises(FarmError, match="closed"):
+        f.put(Work(H + "echo", 1))
 
 
 def test_bad_work_is_refused_and_batches_do_not_mix_with_streaming(farm):
