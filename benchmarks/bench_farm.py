@@ -15,10 +15,13 @@ Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all] [--cand
    are serialized -- the speedup is what is left after that serialization.
 
 2. driver -- the driver's CPU time per trial (target: at most 2 ms, i.e. >= 500 trials/s of driver
-   capacity). A RayFarm with 8 simulated workers (``measurer="simulate"``: no compiler, each trial sleeps
-   0.5 ms in the timing phase) is fed 3000 candidates; the driver's ``time.process_time()`` (all threads of
-   the driver process, including Ray's core-worker threads) spent inside ``submit`` is divided by the number
-   of trials. Simulated workers make the trials short, so this is the driver at full speed, not waiting.
+   capacity). A RayFarm with 8 simulated workers (``measure_handler=SIMULATE``, tunefarm/testing/simulate.py:
+   no compiler, each trial sleeps 0.5 ms in the timing phase) is fed 3000 candidates; the driver's
+   ``time.process_time()`` (all threads of the driver process, including Ray's core-worker threads) spent in
+   the farm's calls is divided by the number of trials. Simulated workers make the trials short, so this is
+   the driver at full speed, not waiting. Then the same trials are streamed as work items (``put`` / ``poll``,
+   pending kept at the farm's capacity, as a tuning job streams), on the RayFarm and on a LocalFarm of 8
+   processes; reported with the workers' busy fraction (``FarmStats.busy_secs / worker_secs``).
 
 3. scale -- a 3-node local ``ray.cluster_utils.Cluster`` whose nodes claim 16 CPUs each, hosting 48
    lightweight simulated workers (one per claimed CPU; each trial sleeps 100 ms "building", no lock, so on
@@ -117,8 +120,8 @@ def _tiled(func, fi, fj):
 
 def sim_candidates(n: int, **kw):
     from tunefarm.farm import Candidate
-    from tunefarm.farm.simulate import simulated_trace
     from tunefarm.target import Target
+    from tunefarm.testing.simulate import simulated_trace
 
     t = str(Target.host())
     return [Candidate("sim", {}, simulated_trace("ok", **kw), t, timeout_s=60.0, repeat=1) for _ in range(n)]
@@ -206,14 +209,33 @@ def part_speedup(rounds: int = 6, candidates: str = "tilings") -> None:
         ray.shutdown()
 
 
+def _stream_rate(farm, cands) -> tuple[float, float]:
+    """Stream ``cands`` as measure work items, pending kept at the farm's capacity: (items/s, driver CPU/item)."""
+    from tunefarm.farm import DoneStatus, Work
+
+    works = [Work(farm.measure_handler, list(c.to_wire("")), c.timeout_s, shared={c.workload_key: "{}"})
+             for c in cands]
+    cpu0, t0 = farm.stats.driver_cpu_secs, time.perf_counter()
+    left = len(works)
+    while left:
+        while works and farm.pending < farm.capacity:
+            farm.put(works.pop())
+        for d in farm.poll(None):
+            left -= 1
+            if d.status is not DoneStatus.OK:
+                raise SystemExit(f"benchmark item failed: {d.status} {d.error}")
+    return len(cands) / (time.perf_counter() - t0), (farm.stats.driver_cpu_secs - cpu0) / len(cands)
+
+
 def part_driver() -> None:
     import ray
 
-    from tunefarm.farm import RayFarm
+    from tunefarm.farm import LocalFarm, RayFarm
+    from tunefarm.testing.simulate import SIMULATE
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        with RayFarm(measurer="simulate", num_workers=8, worker_cpus=0, lock_path=LOCK) as farm:
+        with RayFarm(measure_handler=SIMULATE, num_workers=8, worker_cpus=0, lock_path=LOCK) as farm:
             farm.measure(sim_candidates(200, run_secs=0.0005, lock=False))
             per_trial = []
             for _ in range(3):
@@ -227,6 +249,14 @@ def part_driver() -> None:
             med = statistics.median(per_trial)
             print(f"driver: median {med * 1e3:.3f} ms CPU per trial -> {1 / med:.0f} trials/s of driver capacity "
                   f"(target >= 500)")
+            rate, cpu = _stream_rate(farm, sim_candidates(3000, run_secs=0.0005, lock=False))
+            print(f"  RayFarm   streamed (put/poll): {rate:7.1f} items/s, driver {cpu * 1e3:.3f} ms CPU/item, "
+                  f"workers busy {farm.stats.busy_fraction:.0%} of their time")
+        with LocalFarm(num_workers=8, measure_handler=SIMULATE, lock_path=LOCK) as farm:
+            farm.measure(sim_candidates(200, run_secs=0.0005, lock=False))
+            rate, cpu = _stream_rate(farm, sim_candidates(3000, run_secs=0.0005, lock=False))
+            print(f"  LocalFarm streamed (put/poll): {rate:7.1f} items/s, driver {cpu * 1e3:.3f} ms CPU/item, "
+                  f"workers busy {farm.stats.busy_fraction:.0%} of their time")
     finally:
         ray.shutdown()
 
@@ -236,6 +266,8 @@ def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1,
     from ray.cluster_utils import Cluster
 
     from tunefarm.farm import RayFarm
+    from tunefarm.testing.drills import in_flight_by_node
+    from tunefarm.testing.simulate import SIMULATE
 
     t0 = time.perf_counter()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": cpus_per_node, "include_dashboard": False})
@@ -244,7 +276,7 @@ def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1,
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
     try:
-        with RayFarm(measurer="simulate", lock_path=LOCK, metrics=True) as farm:
+        with RayFarm(measure_handler=SIMULATE, lock_path=LOCK, metrics=True) as farm:
             workers = farm.num_workers
             print(f"scale: {nodes} nodes x {cpus_per_node} claimed CPUs, {workers} simulated workers "
                   f"(cluster + workers up in {time.perf_counter() - t0:.0f} s)")
@@ -255,7 +287,7 @@ def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1,
             t0 = time.perf_counter()
             for k, _ in enumerate(farm.submit(cands)):
                 if k % 50 == 0:
-                    in_flight.append(sum(farm.in_flight_by_node().values()))
+                    in_flight.append(sum(in_flight_by_node(farm).values()))
             wall = time.perf_counter() - t0
             cpu = farm.stats.driver_cpu_secs - cpu0
             ideal = workers / build_secs

@@ -1,6 +1,8 @@
 """Measuring one candidate in-process: statuses, the reference check, deterministic inputs, tolerances."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from tunefarm.farm.check import compare_output, make_arrays, output_params, tole
 from tunefarm.farm.measure import Measurer
 from tunefarm.farm.progress import Progress
 from tunefarm.ir.serialize import to_json
+from tunefarm.ir.structural import workload_key
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +174,26 @@ def test_an_early_stopped_candidate_is_ok_with_the_repeats_it_got(measurer):
     assert unchecked.ok and len(unchecked.run_secs) == 2  # without a check run the repeats alone decide
     relaxed = measurer.measure(candidate(f, tiled_trace(f), repeat=5, stop_above_s=100 * full.median_secs))
     assert relaxed.ok and len(relaxed.run_secs) == 5
+
+
+def test_measure_func_times_a_function_the_caller_already_scheduled(measurer):
+    """The tail of a measurement: the caller replayed the trace itself (as a worker with a program cache does)."""
+    from tunefarm.farm.measure import MeasureSettings
+    from tunefarm.schedule import Trace
+
+    f = matmul_func(32)
+    key, text = workload_key(f), json.dumps(to_json(f))
+    scheduled = Trace.from_json(tiled_trace(f)).replay(f).mod["main"]
+    before = measurer.compiles
+    r = measurer.measure_func(key, text, scheduled, HOST, MeasureSettings(repeat=4))
+    assert r.status is MeasureStatus.OK, r.error
+    assert len(r.run_secs) == 4 and r.build_secs > 0 and r.host
+    assert measurer.compiles in (before + 1, before + 2)  # the program (and the reference, unless cached)
+    # checked against the unscheduled program: a different workload's schedule is a wrong result, not a crash
+    wrong = Trace.from_json(EMPTY_TRACE).replay(wrong_matmul_func(32)).mod["main"]
+    r = measurer.measure_func(key, text, wrong, HOST, MeasureSettings())
+    assert r.status is MeasureStatus.WRONG_RESULT and "unscheduled program" in r.error
+    r = measurer.measure_func(key, text, wrong, HOST, MeasureSettings(check=False, repeat=2))
+    assert r.ok and len(r.run_secs) == 2
+    r = measurer.measure_func(key, text, scheduled, "not a target", MeasureSettings())
+    assert r.status is MeasureStatus.BUILD_ERROR and r.error.startswith("target:")

@@ -74,3 +74,57 @@ def test_two_lock_objects_in_one_process_exclude_each_other(tmp_path):
         b.release()
     a.close()
     b.close()
+
+
+def _max_overlap(spans) -> int:
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
+def test_two_timing_slots_let_two_holders_overlap_and_never_three(tmp_path):
+    lock, log = str(tmp_path / "m.lock"), str(tmp_path / "log")
+    env = dict(os.environ, TUNEFARM_TIMING_SLOTS="2")
+    procs = [subprocess.Popen([sys.executable, "-c", HOLDER, lock, "0.1", "6", log], env=env) for _ in range(3)]
+    for p in procs:
+        assert p.wait(60) == 0
+    spans = [tuple(map(float, line.split())) for line in open(log)]
+    assert len(spans) == 18
+    assert _max_overlap(spans) == 2, sorted(spans)
+
+
+def test_a_lock_with_two_slots_in_one_process(tmp_path):
+    path = str(tmp_path / "x")
+    a, b, c = (HostMeasureLock(path, slots=2) for _ in range(3))
+    assert a.slots == 2
+    a.acquire()
+    assert b.acquire(timeout=1) < 1  # the second slot is free
+    with pytest.raises(TimeoutError, match="not acquired"):
+        c.acquire(timeout=0.1)
+    # a one-slot lock on the same path is slot 0: held by a
+    with pytest.raises(TimeoutError):
+        HostMeasureLock(path, slots=1).acquire(timeout=0.05)
+    b.release()
+    assert c.acquire(timeout=1) < 1 and c.held
+    for lk in (a, b, c):
+        lk.close()
+
+
+def test_timing_slots_come_from_the_environment_and_bad_values_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("TUNEFARM_TIMING_SLOTS", "3")
+    assert HostMeasureLock(str(tmp_path / "x")).slots == 3
+    assert HostMeasureLock(str(tmp_path / "x"), slots=1).slots == 1
+    monkeypatch.setenv("TUNEFARM_TIMING_SLOTS", "many")
+    with pytest.raises(ValueError, match="TUNEFARM_TIMING_SLOTS.*'many'"):
+        HostMeasureLock(str(tmp_path / "x"))
+    monkeypatch.delenv("TUNEFARM_TIMING_SLOTS")
+    assert HostMeasureLock(str(tmp_path / "x")).slots == 1
+    with pytest.raises(ValueError, match=">= 1"):
+        HostMeasureLock(str(tmp_path / "x"), slots=0)
+    from tunefarm.farm import LocalFarm
+
+    with pytest.raises(ValueError, match="timing slots"):
+        LocalFarm(num_workers=1, timing_slots=0)

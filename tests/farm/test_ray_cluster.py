@@ -19,6 +19,7 @@ import pytest
 from farm_programs import candidate, hang_func, matmul_func, oob_func, tiled_trace
 from tunefarm.farm import MeasureStatus, RayFarm
 from tunefarm.farm.metrics import exported_names
+from tunefarm.testing.drills import in_flight_by_node, worker_info
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]
 
@@ -67,7 +68,7 @@ def _job(n: int = 12):
 
 def test_full_job_spreads_over_the_measuring_nodes(farm, cluster):
     assert farm.num_workers == 3
-    nodes = {i["node_id"] for i in farm.worker_info()}
+    nodes = {i["node_id"] for i in worker_info(farm)}
     assert len(nodes) == 3 and cluster.bystander.node_id not in nodes
     cands = _job(12)
     seen = []
@@ -92,7 +93,7 @@ def test_segfaulting_and_hanging_candidates(farm):
 
 
 def test_a_worker_killed_by_sigkill(farm):
-    pids = [i["pid"] for i in farm.worker_info()]
+    pids = [i["pid"] for i in worker_info(farm)]
     cands = _job(12)
     results = {}
     for i, r in farm.submit(cands):
@@ -104,7 +105,7 @@ def test_a_worker_killed_by_sigkill(farm):
     assert len(lost) <= 1
     assert all(r.ok for i, r in results.items() if i not in lost), [r.error for r in results.values()]
     assert farm.num_workers == 3
-    assert pids[0] not in {i["pid"] for i in farm.worker_info()}
+    assert pids[0] not in {i["pid"] for i in worker_info(farm)}
 
 
 def test_a_node_removed_mid_job_loses_only_its_in_flight_trials(farm, cluster):
@@ -116,7 +117,7 @@ def test_a_node_removed_mid_job_loses_only_its_in_flight_trials(farm, cluster):
     for i, r in farm.submit(cands):
         assert i not in results, "a result was returned twice"
         results[i] = r
-        if not removed and len(results) >= 3 and farm.in_flight_by_node().get(victim.node_id, 0) > 0:
+        if not removed and len(results) >= 3 and in_flight_by_node(farm).get(victim.node_id, 0) > 0:
             cluster.remove_node(victim)
             removed = True
     assert removed

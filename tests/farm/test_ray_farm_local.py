@@ -12,7 +12,8 @@ import pytest
 
 from tunefarm.farm import Candidate, FarmError, MeasureStatus, RayFarm
 from tunefarm.farm.measure_lock import HostMeasureLock
-from tunefarm.farm.simulate import simulated_trace
+from tunefarm.testing.drills import worker_info
+from tunefarm.testing.simulate import SIMULATE, simulated_trace
 from tunefarm.target import Target
 
 HOST = str(Target.host())
@@ -32,14 +33,14 @@ def lock_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def farm(local_ray, lock_path):
-    with RayFarm(measurer="simulate", lock_path=lock_path) as f:
+    with RayFarm(measure_handler=SIMULATE, lock_path=lock_path) as f:
         yield f
 
 
 def test_farm_uses_every_cpu_and_reports_the_host_target(farm):
     assert farm.num_workers == 2
     assert farm.target == Target.host()
-    infos = farm.worker_info()
+    infos = worker_info(farm)
     assert len({i["pid"] for i in infos}) == 2
 
 
@@ -89,18 +90,18 @@ def test_lock_wait_is_not_charged_to_the_trial(farm, lock_path):
 def test_a_second_farm_is_told_the_cpus_are_held(farm):
     # the module's farm holds both CPUs for its lifetime (Ray actors keep what they reserve)
     with pytest.raises(FarmError, match="held by other actors"):
-        RayFarm(measurer="simulate", resource_wait_s=0.5)
+        RayFarm(measure_handler=SIMULATE, resource_wait_s=0.5)
 
 
 def test_recycling_and_two_calls_in_flight_per_worker(farm, lock_path):
     # worker_cpus=0: this farm's actor reserves no CPU, so it can live next to the module's farm
-    with RayFarm(measurer="simulate", lock_path=lock_path, num_workers=1, max_compiles=3, worker_cpus=0,
+    with RayFarm(measure_handler=SIMULATE, lock_path=lock_path, num_workers=1, max_compiles=3, worker_cpus=0,
                  inflight_per_worker=2, metrics=False) as farm:
-        first = farm.worker_info()[0]["pid"]
+        first = worker_info(farm)[0]["pid"]
         results = farm.measure([sim("ok")] * 5)
         assert all(r.ok for r in results)
         assert farm.stats.workers_recycled == 1
-        assert farm.wait_ready() == 1 and farm.worker_info()[0]["pid"] != first
+        assert farm.wait_ready() == 1 and worker_info(farm)[0]["pid"] != first
         assert farm.stats.max_in_flight == 2
         # a crash with a second call queued behind it: the queued one is re-run, not blamed
         results = farm.measure([sim("segfault"), sim("ok"), sim("ok")])
@@ -110,7 +111,7 @@ def test_recycling_and_two_calls_in_flight_per_worker(farm, lock_path):
 def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_path):
     # lost_reply: measured and journalled, then the process dies before Ray sends the reply (what a crash of
     # the next queued trial can do to it); the restarted actor's journal gives the result back
-    with RayFarm(measurer="simulate", lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
+    with RayFarm(measure_handler=SIMULATE, lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
         assert f.inflight_per_worker == 2
         cands = [sim("lost_reply", run_secs=0.003), sim("ok"), sim("segfault"), sim("ok"),
                  sim("lost_reply", run_secs=0.003), sim("segfault")]
@@ -124,9 +125,9 @@ def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_p
 
 def test_a_target_no_node_has_is_refused(local_ray):
     with pytest.raises(FarmError, match="no node has the CPU"):
-        RayFarm(measurer="simulate", target="llvm -mcpu=cortex-a72 -num-cores=1")
+        RayFarm(measure_handler=SIMULATE, target="llvm -mcpu=cortex-a72 -num-cores=1")
     with pytest.raises(ValueError, match="num_workers"):
-        RayFarm(measurer="simulate", num_workers=0)
+        RayFarm(measure_handler=SIMULATE, num_workers=0)
 
 
 def test_real_candidates_on_ray_workers(farm, lock_path):
@@ -153,4 +154,4 @@ def test_real_candidates_on_ray_workers(farm, lock_path):
 def test_workers_that_cannot_start_are_a_clear_farm_error(farm, tmp_path):
     bad = str(tmp_path / "no-such-dir" / "lock")
     with pytest.raises(FarmError, match="no measurement worker started.*measurement lock file.*no-such-dir"):
-        RayFarm(measurer="simulate", lock_path=bad, num_workers=1, worker_cpus=0, start_timeout_s=60)
+        RayFarm(measure_handler=SIMULATE, lock_path=bad, num_workers=1, worker_cpus=0, start_timeout_s=60)

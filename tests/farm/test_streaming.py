@@ -16,7 +16,7 @@ from tunefarm.farm import Done, DoneStatus, FarmError, LocalFarm, RayFarm, Work
 pytestmark = pytest.mark.timeout(300)  # a farm bug must fail the test, not hang CI
 
 H = "tunefarm.testing.handlers:"
-KINDS = ["local"]
+KINDS = ["local", "ray"]
 
 
 def make_farm(kind: str, request, lock_path: str, **kw):
@@ -148,6 +148,25 @@ def test_shared_texts_reach_the_handler_once_per_worker(farm):
     assert farm.pending == 0
 
 
+@pytest.mark.parametrize("idle_s", [0.5, 5.0])
+def test_shared_texts_survive_a_worker_that_died_idle(farm, idle_s):
+    """A worker that had a text dies between items; the driver has not noticed when it sends the next item that
+    uses the text. The item still gets it (Ray: a call to the restarting actor fails and is re-run; once the
+    actor is back, the call reaches the new process without the text, which asks for it again)."""
+    text = "w" * 50_000
+    w1, w2 = worker_ids(farm, 2)
+    first = run_all(farm, [Work(H + "read_shared", {"key": "wl-c"}, shared={"wl-c": text}, prefer=w)
+                           for w in (w1, w2)])
+    assert {d.worker for d in first.values()} == {w1, w2}
+    os.kill(pid_of(w1), signal.SIGKILL)
+    time.sleep(idle_s)
+    done = run_all(farm, [Work(H + "read_shared", {"key": "wl-c"}, shared={"wl-c": text}, prefer=w1)
+                          for _ in range(3)])
+    for d in done.values():
+        assert d.status is DoneStatus.OK, d.error
+        assert d.value["sha256"] == hashlib.sha256(text.encode()).hexdigest() and d.worker != w1
+
+
 def test_a_worker_killed_while_running_an_item_loses_only_that_item(farm, farm_kind):
     w1, w2 = worker_ids(farm, 2)
     victim = farm.put(Work(H + "spin", {"secs": 4.0}, prefer=w1))
@@ -213,6 +232,8 @@ def test_a_recycled_worker_keeps_streaming(farm_kind, request, tmp_path):
         assert len(set(workers)) >= 3  # 10 builds, 3 per worker (one more may be queued when it retires)
         assert all(d.value["compiles"] <= 3 + f.inflight_per_worker - 1 for d in done.values())
         assert f.stats.workers_recycled >= 2
+    with pytest.raises(FarmError, match="closed"):
+        f.put(Work(H + "echo", 1))
 
 
 def test_bad_work_is_refused_and_batches_do_not_mix_with_streaming(farm):

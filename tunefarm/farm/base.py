@@ -130,9 +130,9 @@ class Farm(abc.ABC):
         """How many workers run items in parallel right now."""
 
     @property
-    @abc.abstractmethod
     def capacity(self) -> int:
         """Items that can run or sit queued on workers right now (live workers x ``inflight_per_worker``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
     @property
     def pending(self) -> int:
@@ -217,18 +217,18 @@ class Farm(abc.ABC):
         self._finished.append(Done(item.ticket, item.work, status, value, error, worker,
                                    host or self._driver_host, busy_secs))
 
-    # --- what a farm implements
-    @abc.abstractmethod
+    # --- what a farm with workers implements (a stand-in that overrides ``submit`` itself need not)
     def _enqueue(self, item: Item) -> None:
         """Queue a new item and hand it to a worker if one has room."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
-    @abc.abstractmethod
     def _drive(self, timeout_s: float | None) -> None:
         """Handle worker events until an item finished (``self._finished``) or ``timeout_s`` passed."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
-    @abc.abstractmethod
     def _abandon(self) -> None:
         """Drop every pending item: the batch that put them stopped early; no stale reply may come back."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
     def _add_shared(self, key: str, text: str) -> None:
         """A shared text the farm sees for the first time (RayFarm stores it in the object store)."""

@@ -36,11 +36,11 @@ import time
 from .base import MEASURE_HANDLER, Farm, FarmError
 from .dispatch import UNBLAMED_REQUEUES, Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
+from .progress import pause_limit_error
 from .work import DoneStatus
 
 _START_TIMEOUT_S = 120.0
 _MAX_START_FAILURES = 3
-_PAUSED_FOR = {"lock": "the host measurement lock", "reference": "its workload's reference"}
 
 
 def _describe_exit(code: int | None) -> str:
@@ -461,8 +461,7 @@ class LocalFarm(Farm):
         if w.started is None:
             text = f"item did not start within its {timeout_s:g} s budget; worker killed"
         elif w.paused_since is not None:
-            what = _PAUSED_FOR.get(w.paused_reason, f"its pause ({w.paused_reason})")
-            text = f"item waited more than {self.pause_limit_s:g} s for {what}; worker killed"
+            text = pause_limit_error(w.paused_reason, self.pause_limit_s)
         else:
             text = f"item exceeded its {timeout_s:g} s budget; worker killed"
         busy = time.monotonic() - w.started if w.started is not None else 0.0

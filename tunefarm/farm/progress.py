@@ -11,6 +11,14 @@ from __future__ import annotations
 import threading
 import time
 
+_PAUSED_FOR = {"lock": "the host measurement lock", "reference": "its workload's reference"}
+
+
+def pause_limit_error(reason: str | None, limit_s: float) -> str:
+    """Why a farm killed an item that stayed paused longer than its ``pause_limit_s`` (its TIMEOUT error)."""
+    what = _PAUSED_FOR.get(reason or "", f"its pause ({reason})")
+    return f"item waited more than {limit_s:g} s for {what}; worker killed"
+
 
 class Progress:
     """How much of a trial's budget is used: active seconds, excluding paused spans (lock wait, reference).

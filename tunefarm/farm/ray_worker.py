@@ -1,60 +1,60 @@
-"""The Ray actor that measures candidates on one CPU of one node (imported only by RayFarm).
+"""The Ray actor that runs work items on one CPU of one node (imported only by RayFarm).
 
-One long-lived actor per CPU keeps its JIT, parsed workloads and reference outputs across trials. Trials run
-one at a time in the actor's default concurrency group; a separate ``control`` group answers ``progress`` while
-a trial runs (JIT code called through ctypes releases the GIL), which is how the driver tells a slow trial that
-waits for the host measurement lock from a hung one.
+One actor class serves every handler. A long-lived actor per CPU keeps its handlers' per-process caches
+(``WorkerContext.state``: parsed workloads, references, compiled programs) and the shared texts it fetched.
+Items run one at a time in the actor's default concurrency group; a separate ``control`` group answers
+``progress`` while an item runs (JIT code called through ctypes releases the GIL), which is how the driver
+tells a slow item that waits for the host measurement lock from a hung one. Every item is journalled
+(journal.py) so that the actor's next incarnation can tell the driver what its dead process did.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import ray
 
-from .candidate import Candidate
-from .journal import TrialJournal, journal_dir
-from .measure import internal_error_result, make_measurer
-from .progress import Progress
+from .journal import DRILL_EXIT_AFTER_JOURNAL, TrialJournal, journal_dir
+from .worker_runtime import WorkerRuntime
 
 
 @ray.remote(concurrency_groups={"control": 1})
-class MeasureWorker:
-    def __init__(self, measurer: str, lock_path: str | None):
-        self._measurer = make_measurer(measurer, lock_path)
-        if measurer == "tunefarm":  # pay the heavy imports before reporting ready
-            import tunefarm.ir.serialize  # noqa: F401
-            import tunefarm.runtime  # noqa: F401
-            import tunefarm.schedule  # noqa: F401
-        self._progress = Progress()
+class FarmWorker:
+    def __init__(self, lock_path: str | None, timing_slots: int | None, preload: list[str]):
+        self._runtime = WorkerRuntime(lock_path, timing_slots, preload)
         ctx = ray.get_runtime_context()
         self._journal = TrialJournal(os.path.join(journal_dir(), f"{ctx.get_actor_id()}.json"))
 
     def info(self) -> dict:
-        """Where this actor runs and its trial journal (the driver's readiness check and ping after a crash)."""
-        ctx = ray.get_runtime_context()
-        return {"pid": os.getpid(), "node_id": ctx.get_node_id(), "host": self._measurer.host,
-                "compiles": self._measurer.compiles, "journal": self._journal.snapshot()}
+        """Where this actor runs and its journal (the driver's readiness check and its ping after a crash)."""
+        ctx = self._runtime.ctx
+        return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(), "host": ctx.host,
+                "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot()}
 
-    def measure(self, token: int, wire: list, workload) -> tuple:
-        """Measure one candidate; returns ``(token, result dict, compiles so far)``."""
-        host = self._measurer.host
-        try:
-            wire = list(wire)
-            wire[1] = workload
-            cand = Candidate.from_wire(tuple(wire))
-            self._journal.started(token)
-            self._progress.start(token)
-            result = self._measurer.measure(cand, self._progress)
-        except Exception as e:  # noqa: BLE001 - never lose the reply
-            result = internal_error_result(e, host)
-        finally:
-            self._progress.finish()
-        out = result.to_dict()
-        self._journal.finished(token, out, self._measurer.compiles)
-        if getattr(self._measurer, "exit_after_reply_is_journalled", False):
-            os._exit(1)  # fault drill (simulate.py's lost_reply): the process dies before Ray sends the reply
-        return token, out, self._measurer.compiles
+    def run(self, call: tuple) -> tuple:
+        """Run one item ``call = (token, handler, payload JSON, shared keys, shared references)``; returns
+        ``(token, outcome dict, compiles so far)``. (One argument: Ray serializes each argument on its own, and
+        the driver pays for that on every call.)
+
+        ``shared keys``: the shared texts the item uses; ``shared references``: object references of those the
+        driver has not sent to this incarnation yet (fetched once). A text this process lacks and was not sent
+        (the actor restarted since) makes the outcome ``resend``: the driver sends the item again, with
+        references.
+        """
+        token, handler, payload_text, shared_keys, shared_refs = call
+        rt = self._runtime
+        if any(k not in rt.ctx.shared and k not in shared_refs for k in shared_keys):
+            return token, {"status": "resend", "worker": rt.ctx.worker_id}, rt.ctx.compiles
+        self._journal.started(token)
+        status, value_text, error, busy = rt.run(token, handler, json.loads(payload_text),
+                                                 prepare=lambda: rt.fetch_shared(shared_refs, ray.get))
+        out = {"status": status, "value": value_text, "error": error, "busy_secs": busy,
+               "worker": rt.ctx.worker_id}
+        self._journal.finished(token, out, rt.ctx.compiles)
+        if rt.ctx.state.pop(DRILL_EXIT_AFTER_JOURNAL, False):
+            os._exit(1)  # fault drill (journal.py): the process dies before Ray sends the reply
+        return token, out, rt.ctx.compiles
 
     @ray.method(concurrency_group="control")
     def progress(self) -> dict:
-        return self._progress.snapshot()
+        return self._runtime.progress.snapshot()

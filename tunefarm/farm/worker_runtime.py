@@ -68,8 +68,8 @@ class WorkerRuntime:
             raise RuntimeError(f"shared texts {twice} were sent to this worker twice")
 
     def fetch_shared(self, refs: dict, fetch: Callable) -> None:
-        """Fetch the texts of ``refs`` (key -> reference) this worker does not hold yet (RayFarm passes every
-        item's references; each text is fetched once per process)."""
+        """Fetch the texts of ``refs`` (key -> reference) this worker does not hold yet (RayFarm sends a
+        reference until the worker has it; each text is fetched once per process)."""
         for key, ref in refs.items():
             if key not in self.ctx.shared:
                 self.ctx.shared[key] = fetch(ref)
