@@ -1,7 +1,7 @@
 """How often two measurements of the same programs order a pair the same way: the ceiling of any cost model.
 
     python benchmarks/bench_label_noise.py [--db tune.sqlite] [--workload matmul-128] [--programs 64]
-                                           [--sessions 3]
+                                           [--sessions 3] [--busy | --timing-neighbour]
 
 A cost model is scored by its pairwise ranking accuracy against measured labels (``bench_cost_model.py``). The
 labels are measurements, so they carry the machine's noise; this asks what accuracy a perfect oracle would get
@@ -102,6 +102,19 @@ def _build_forever(cands, stop) -> None:
             compile_funcs(Trace.from_json(c.trace_value()).replay(func).mod["main"], Target(c.target), keep_ll=False)
 
 
+def _time_forever(cands, stop, lock_path) -> None:
+    """A neighbour that times kernels too: what a second timing slot on this host means for the first one.
+    It takes its own lock file, so its timings overlap the sessions' (``TUNEFARM_TIMING_SLOTS=2``)."""
+    from tunefarm.farm.measure import Measurer
+
+    measurer = Measurer(lock_path)
+    while not stop.is_set():
+        for c in cands:
+            if stop.is_set():
+                return
+            measurer.measure(c)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", default=None, help="a database with successful records (default: tune one now)")
@@ -112,6 +125,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--busy", action="store_true",
                     help="meanwhile compile candidates in another process, as the other worker of a job does")
+    ap.add_argument("--timing-neighbour", action="store_true",
+                    help="meanwhile time candidates in another process, overlapping these timings (two timing "
+                         "slots on this host)")
     args = ap.parse_args(argv)
 
     from tunefarm.farm import Candidate
@@ -128,11 +144,16 @@ def main(argv=None) -> int:
     measurer = Measurer()
     measurer.measure(cands[0])  # the reference output and the native timer, outside the sessions
     busy = None
-    if args.busy:
+    if args.busy or args.timing_neighbour:
         import multiprocessing
 
-        stop = multiprocessing.get_context("spawn").Event()
-        busy = multiprocessing.get_context("spawn").Process(target=_build_forever, args=(cands, stop), daemon=True)
+        ctx = multiprocessing.get_context("spawn")
+        stop = ctx.Event()
+        if args.timing_neighbour:
+            other_lock = os.path.join(tempfile.mkdtemp(prefix="tunefarm-noise-"), "neighbour.lock")
+            busy = ctx.Process(target=_time_forever, args=(cands, stop, other_lock), daemon=True)
+        else:
+            busy = ctx.Process(target=_build_forever, args=(cands, stop), daemon=True)
         busy.start()
     sessions = []
     for s in range(args.sessions):
@@ -149,7 +170,8 @@ def main(argv=None) -> int:
         busy.join(30)
 
     print(f"\n{len(cands)} programs of {path}, label = fastest repeat of {DEFAULT_MEASURE}"
-          + (", another process compiling meanwhile" if args.busy else ""))
+          + (", another process compiling meanwhile" if args.busy else "")
+          + (", another process timing kernels meanwhile" if args.timing_neighbour else ""))
     scores = []
     for a, b in itertools.combinations(range(len(sessions)), 2):
         acc, by_bin = agreement(sessions[a], sessions[b])

@@ -89,6 +89,7 @@ class XGBCostModel:
         self._x: list[np.ndarray] = []
         self._groups: list[str] = []
         self._lat: list[float] = []  # seconds; inf for failures
+        self._successes = 0
         self._trained_on = 0         # samples the installed model (or the one being trained) saw
         self._booster = None
         self.version = 0             # models installed so far
@@ -124,6 +125,7 @@ class XGBCostModel:
             self._x.append(row)
             self._groups.append(str(g))
             self._lat.append(math.inf if lat is None or not math.isfinite(lat) or lat <= 0 else float(lat))
+            self._successes += math.isfinite(self._lat[-1])
 
     def update(self, features, groups, latencies, retrain: bool | None = None) -> bool:
         """``add``, then train here when ``retrain`` (default: ``wants_training``). True when it trained."""
@@ -137,7 +139,7 @@ class XGBCostModel:
 
     def enough(self) -> bool:
         """At least ``min_train_samples`` successful measurements."""
-        return sum(1 for v in self._lat if math.isfinite(v)) >= self.min_train_samples
+        return self._successes >= self.min_train_samples
 
     def wants_training(self) -> bool:
         """Enough new samples since the last training (or the first model can be trained)."""
