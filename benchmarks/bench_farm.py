@@ -26,10 +26,11 @@ Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all] [--cand
 3. scale -- a 3-node local ``ray.cluster_utils.Cluster`` whose nodes claim 16 CPUs each, hosting 48
    lightweight simulated workers (one per claimed CPU; each trial sleeps 100 ms "building", no lock, so on
    real hardware it stands for 48 busy cores). If the driver keeps up, throughput is 48 / 0.1 s = 480
-   trials/s minus per-call latency, and work in flight stays at the number of workers. Reported: trials/s vs
-   that ideal, mean in-flight, driver CPU per trial and the driver's CPU utilisation (its share of one core):
-   a driver at 30% of a core while 48 workers are saturated can feed about 48 / 0.3 = 160 workers of this
-   trial length, or proportionally more for real (100 ms-1 s) builds.
+   trials/s minus per-call latency, and work in flight stays at its bound (workers x inflight_per_worker).
+   Reported: trials/s vs that ideal, mean in-flight, driver CPU per trial, the driver's CPU utilisation (its
+   share of one core) and the workers' busy fraction: a driver at 30% of a core while 48 workers are saturated
+   can feed about 48 / 0.3 = 160 workers of this trial length, or proportionally more for real (100 ms-1 s)
+   builds.
 
 Numbers measured on this 2-core VM (2026-11-21):
 
@@ -292,8 +293,9 @@ def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1,
             cpu = farm.stats.driver_cpu_secs - cpu0
             ideal = workers / build_secs
             print(f"  {trials / wall:7.1f} trials/s (ideal {ideal:.0f}: {trials / wall / ideal:.0%}), "
-                  f"mean in flight {statistics.mean(in_flight):.1f}/{workers}, "
-                  f"driver {cpu / trials * 1e3:.3f} ms CPU/trial, driver busy {cpu / wall:.0%} of one core")
+                  f"mean in flight {statistics.mean(in_flight):.1f}/{workers * farm.inflight_per_worker}, "
+                  f"driver {cpu / trials * 1e3:.3f} ms CPU/trial, driver busy {cpu / wall:.0%} of one core, "
+                  f"workers busy {farm.stats.busy_fraction:.0%} of their time")
             print(f"  -> one driver can feed about {workers / max(cpu / wall, 1e-9):.0f} workers of "
                   f"{build_secs * 1e3:.0f} ms trials")
     finally:

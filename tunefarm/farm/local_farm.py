@@ -243,8 +243,8 @@ class LocalFarm(Farm):
 
     # ------------------------------------------------------------------ worker lifecycle
     def _ensure_workers(self) -> None:
-        """Start workers while items are pending (a farm nobody uses keeps no processes)."""
-        if not self._items:
+        """Start workers while items wait or run (a farm nobody uses keeps no processes)."""
+        if len(self._items) <= len(self._finished):
             return
         while sum(1 for w in self._workers if not w.retiring) < self._n:
             self._workers.append(_Worker(self.measure_handler, self.lock_path, self.timing_slots))
@@ -295,6 +295,8 @@ class LocalFarm(Farm):
     def _dispatch(self) -> None:
         """Fill the least loaded workers first; take queued-behind items back for workers left idle."""
         rooms = {w.worker_id: w for w in self._workers if self._open(w)}
+        if len(self._queue) and all(len(w.sent) >= self.inflight_per_worker for w in rooms.values()):
+            return  # every worker is full (what most puts of a long stream find)
 
         def has_room(worker_id: str) -> bool:
             w = rooms.get(worker_id)
@@ -332,10 +334,11 @@ class LocalFarm(Farm):
     # ------------------------------------------------------------------ the event loop
     def _drive(self, timeout_s: float | None) -> None:
         end = None if timeout_s is None else time.monotonic() + timeout_s
+        self._ensure_workers()
+        self._dispatch()
         while True:
-            self._ensure_workers()
-            self._dispatch()
             self._wait_and_handle(end)
+            self._ensure_workers()
             self._dispatch()
             if self._finished or (end is not None and time.monotonic() >= end):
                 return

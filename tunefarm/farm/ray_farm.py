@@ -300,6 +300,8 @@ class RayFarm(SlotFaults, Farm):
         if not len(self._queue):
             return
         open_slots = [s for s in self._slots if s.state == "ready" and not s.retire]
+        if all(len(s.calls) >= self.inflight_per_worker for s in open_slots):
+            return  # (what most puts of a long stream find)
         by_id = {}
         for s in open_slots:
             by_id.setdefault(s.worker_id, s)
@@ -335,8 +337,8 @@ class RayFarm(SlotFaults, Farm):
     def _drive(self, timeout_s: float | None) -> None:
         end = None if timeout_s is None else time.monotonic() + timeout_s
         self._top_up()
+        self._dispatch()
         while True:
-            self._dispatch()
             refs = list(self._by_ref)
             refs += [s.ready_ref for s in self._slots if s.ready_ref is not None]
             refs += [c.progress_ref for s in self._slots for c in s.calls if c.progress_ref is not None]
