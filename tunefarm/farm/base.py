@@ -233,8 +233,11 @@ class Farm(abc.ABC):
     def _add_shared(self, key: str, text: str) -> None:
         """A shared text the farm sees for the first time (RayFarm stores it in the object store)."""
 
-    def _measured(self, result: MeasureResult, candidate: Candidate) -> None:
-        """A batch candidate's result (RayFarm records it in its metrics)."""
+    def record_trial(self, result: MeasureResult, task: str) -> None:
+        """A measurement, for the farm's metrics (RayFarm exports them to Ray's dashboard and Prometheus).
+
+        The batch API records its candidates itself; a caller that measures through its own handlers (the
+        tuning job) reports each result here."""
 
     # ------------------------------------------------------------------ the batch API
     def submit(self, candidates: Sequence[Candidate]) -> Iterator[tuple[int, MeasureResult]]:
@@ -282,7 +285,7 @@ class Farm(abc.ABC):
                         left -= 1
                         i = done.work.tag
                         r = measure_result(done, self._driver_host)
-                        self._measured(r, cands[i])
+                        self.record_trial(r, cands[i].task)
                         self.stats.driver_cpu_secs += time.process_time() - cpu0
                         yield i, r
                         cpu0 = time.process_time()

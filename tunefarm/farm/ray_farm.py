@@ -29,11 +29,9 @@ the CPU with the most cores in the cluster). If any node advertises the custom r
 from __future__ import annotations
 
 import collections
-import socket
 import time
 
 from .base import MEASURE_HANDLER, Farm, FarmError
-from .candidate import Candidate
 from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .ray_faults import Call, Slot, SlotFaults
@@ -438,9 +436,9 @@ class RayFarm(SlotFaults, Farm):
         for item in self._queue.clear():
             self._finish(item, DoneStatus.LOST, error="no live worker is left on the matching nodes")
 
-    def _measured(self, result: MeasureResult, candidate: Candidate) -> None:
+    def record_trial(self, result: MeasureResult, task: str) -> None:
         if self._metrics is not None:
-            self._metrics.trial(result, candidate.task)
+            self._metrics.trial(result, task)
 
     def _update_gauges(self, in_flight: int) -> None:
         if self._metrics is not None:

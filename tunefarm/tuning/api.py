@@ -25,8 +25,6 @@ from search_spaces.registry import resolve_space
 
 from ..database import Database, UnknownWorkloadError
 from ..farm import RayFarm
-from ..ir.function import PrimFunc
-from ..ir.module import IRModule
 from ..ir.structural import workload_key
 from ..runtime import build
 from ..schedule import Trace

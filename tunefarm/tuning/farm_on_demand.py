@@ -71,6 +71,10 @@ class FarmOnDemand:
     def poll(self, timeout_s: float | None = None) -> list:
         return [] if self._farm is None else self._farm.poll(timeout_s)
 
+    def record_trial(self, result, task: str) -> None:
+        if self._farm is not None:
+            self._farm.record_trial(result, task)
+
     def measure(self, candidates):
         return self._get().measure(candidates)
 

@@ -233,6 +233,7 @@ class TuningJob:
             self.replays += bool(d.value.get("replayed"))
         else:
             result = MeasureResult(_LOST[d.status], [], 0.0, d.error, d.host)
+        self.farm.record_trial(result, t.name)
         lat = min(result.run_secs) if result.ok else None  # learning uses the fastest repeat
         t.search.measured_result(entry, lat)
         self.model.add([entry.features], [t.key], [lat])
