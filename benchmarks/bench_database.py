@@ -18,7 +18,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tunefarm.database import Database, Record  # noqa: E402
-from tunefarm.farm.result import MeasureResult, MeasureStatus  # noqa: E402
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus  # noqa: E402
 
 TARGET = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"
 OTHER_TARGET = "llvm -mcpu=skylake -mattr=+avx2 -num-cores=8"

@@ -11,7 +11,7 @@ import random
 import sys
 
 from tunefarm.database import Database, Record
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET_A = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"

@@ -10,7 +10,7 @@ import pytest
 from dbtest_helpers import EVIL_NAME, TARGET_A, make_record
 from tunefarm.database import (CorruptDatabaseError, Database, DatabaseError, InvalidTraceError, Record,
                                validate_trace)
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tunefarm", "database")
 

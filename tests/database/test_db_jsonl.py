@@ -8,7 +8,7 @@ import pytest
 
 from dbtest_helpers import TARGET_A, populate_real, real_programs
 from tunefarm.database import Database, InvalidRecordError, InvalidTraceError, Record
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 from tunefarm.ir.serialize import dumps
 
 N_RECORDS = 80  # what populate_real() commits

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dbtest_helpers import TARGET_A, TARGET_B, make_record
 from tunefarm.database import AmbiguousTargetError, Database, Record
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 EXPECTED_DTYPES = {
     "record_id": "int64", "workload": "str", "workload_key": "str", "target": "str", "status": "category",

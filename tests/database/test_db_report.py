@@ -12,7 +12,7 @@ from dbtest_png import decode_png
 from tunefarm.database import Database
 from tunefarm.database import svg
 from tunefarm.database.report import STATUS_COLORS, render_report, write_report
-from tunefarm.farm.result import MeasureStatus
+from tunefarm.runtime.measure_result import MeasureStatus
 
 WORKLOAD_NAMES = ["dense_128x128x128", "relu_1024", EVIL_NAME]
 

@@ -13,7 +13,7 @@ import pytest
 
 from dbtest_helpers import REPO, TARGET_A, TARGET_B, make_record, make_trace, repo_env
 from tunefarm.database import SCHEMA_VERSION, InvalidRecordError, Record, UnknownJobError, UnknownWorkloadError
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 
 def test_file_is_wal_and_versioned(db):

@@ -9,7 +9,7 @@ import numpy as np
 import tunefarm
 from tunefarm import nn
 from tunefarm.database.records import Record
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 from tunefarm.graph.models import mlp
 from tunefarm.graph.pipeline import prepare
 from tunefarm.graph.tasks import extract_tasks

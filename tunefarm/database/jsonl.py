@@ -18,7 +18,7 @@ from tunefarm.database import import_check
 from tunefarm.database.errors import DatabaseError, InvalidRecordError, InvalidTraceError
 from tunefarm.database.records import Record, nonempty_str, opt_int, prepare_row
 from tunefarm.database.schema import CURRENT_VERSION, INSERT_RECORD_OR_IGNORE
-from tunefarm.farm.result import MeasureResult
+from tunefarm.runtime.measure_result import MeasureResult
 
 FORMAT = "tunefarm-db-export"
 FORMAT_VERSION = 1

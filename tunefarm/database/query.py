@@ -19,7 +19,7 @@ import pandas as pd
 
 from tunefarm.database import liveness
 from tunefarm.database.decisions import decision_columns
-from tunefarm.farm.result import MeasureStatus
+from tunefarm.runtime.measure_result import MeasureStatus
 
 STATUS_DTYPE = pd.CategoricalDtype([s.value for s in MeasureStatus])
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tunefarm.database.errors import InvalidRecordError
 from tunefarm.database.trace_format import trace_to_text
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 
 @dataclasses.dataclass

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tunefarm.database import svg
-from tunefarm.farm.result import MeasureStatus
+from tunefarm.runtime.measure_result import MeasureStatus
 from tunefarm.target import target_label
 
 STATUS_COLORS = {

@@ -26,7 +26,7 @@ from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, U
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
 from tunefarm.database.schema import INSERT_RECORD
 from tunefarm.database.trace_format import trace_from_text
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 from tunefarm.ir.function import PrimFunc
 from tunefarm.ir.module import IRModule
 from tunefarm.ir.structural import workload_key

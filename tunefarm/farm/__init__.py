@@ -8,7 +8,7 @@ from .base import Farm, FarmError, FarmStats
 from .candidate import Candidate, CandidateError
 from .local_farm import LocalFarm
 from .ray_farm import RayFarm
-from .result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 from .work import Done, DoneStatus, Work, WorkerContext
 
 __all__ = ["Farm", "FarmError", "FarmStats", "LocalFarm", "RayFarm", "Candidate", "CandidateError",

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 
 from .candidate import Candidate
 from .dispatch import Item
-from .result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 from .work import Done, DoneStatus, Work, check_handler_name
 
 MEASURE_HANDLER = "tunefarm.farm.measure:measure_candidate"

@@ -45,7 +45,7 @@ from .candidate import Candidate
 from .check import compare_output, make_arrays, output_params
 from .measure_lock import HostMeasureLock
 from .progress import Paused, Progress
-from .result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 from .work import WorkerContext
 
 _MAX_ERROR_TEXT = 2000

@@ -7,7 +7,7 @@ receives, so a worker never pays for them and a lost worker loses none.
 """
 from __future__ import annotations
 
-from .result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 
 # name -> (kind, description, tag keys)
 METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {

@@ -35,7 +35,7 @@ from .base import MEASURE_HANDLER, Farm, FarmError
 from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .ray_faults import Call, Slot, SlotFaults
-from .result import MeasureResult
+from ..runtime.measure_result import MeasureResult
 from .work import DoneStatus
 
 _TOP_UP_EVERY_S = 10.0  # how often a farm short of workers (a node left) looks for CPUs to replace them

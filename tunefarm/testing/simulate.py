@@ -17,7 +17,7 @@ import time
 from tunefarm.farm.candidate import Candidate
 from tunefarm.farm.journal import DRILL_EXIT_AFTER_JOURNAL
 from tunefarm.farm.measure_lock import HostMeasureLock
-from tunefarm.farm.result import MeasureResult, MeasureStatus
+from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 from tunefarm.farm.work import WorkerContext
 
 SIMULATE = "tunefarm.testing.simulate:measure_candidate"

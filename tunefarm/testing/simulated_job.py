@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..farm.result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..farm.work import Work, WorkerContext
 
 JOB_MEASURE = "tunefarm.tuning.handlers:measure"

@@ -16,7 +16,7 @@ import json
 import time
 
 from ..farm.measure import MeasureSettings, Measurer
-from ..farm.result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..schedule import Trace
 from ..search.generate import TaskCache, generate
 from ..search.model_training import fit

@@ -24,7 +24,7 @@ import time
 
 from ..database import Record
 from ..farm import DoneStatus, Work
-from ..farm.result import MeasureResult, MeasureStatus
+from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..search.failure_watch import FailureWatch
 from ..search.progress import Progress
 from .job_task import JobTask

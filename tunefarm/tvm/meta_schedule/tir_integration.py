@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def compile_tir(database, mod, target):
-    from ...tune import best_schedule  # the tuning stack loads on first use, not with ``tunefarm.tvm``
+    from ...tuning.api import best_schedule  # the tuning stack loads on first use, not with ``tunefarm.tvm``
 
     return best_schedule(database, mod, target)
 

@@ -88,7 +88,7 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, num_trials_p
              space="post-order-apply", task_name: str = "main", seed: int | None = None, runner="local",
              num_tuning_cores="physical"):
     """Tune ``mod``'s function for ``target``; returns the ``tunefarm.Database`` holding every trial."""
-    from ...tune import tune  # the tuning stack loads on first use, not with ``tunefarm.tvm``
+    from ...tuning.api import tune  # the tuning stack loads on first use, not with ``tunefarm.tvm``
     from ...database import Database, UnknownWorkloadError
     from ...ir.structural import workload_key
     from ...target import Target

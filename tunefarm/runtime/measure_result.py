@@ -1,6 +1,7 @@
 """The MeasureResult contract: what measuring one candidate produced.
 
-Every layer that measures, stores or learns from candidates speaks this type. A failure is an explicit
+Every layer that measures, stores or learns from candidates speaks this type (the farm produces it, the
+database stores it, the tuning job learns from it), so it lives below all of them. A failure is an explicit
 status, never a magic large time, so the database, the cost model and the report can tell them apart.
 """
 from __future__ import annotations
