@@ -24,6 +24,7 @@ small machine the real mode also shows where timing becomes the wall.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -37,9 +38,13 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tunefarm  # noqa: E402
+import xgboost  # noqa: E402,F401  (imported once here: no job's figures include it)
 from tunefarm.farm import LocalFarm, RayFarm  # noqa: E402
 from tunefarm.search.workloads import builtin_workload  # noqa: E402
 from tunefarm.target import Target  # noqa: E402
+
+
+logging.getLogger("tunefarm").setLevel(logging.WARNING)  # the task tables of every job would drown the figures
 
 
 def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
@@ -51,7 +56,7 @@ def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
         alive = farm.stats.worker_secs - alive0
         return {"tps": r.trials / r.wall_secs, "cpu_ms": 1e3 * r.driver_cpu_secs / max(1, r.trials),
                 "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"),
-                "best_us": r.best_latency_us, "trials": r.trials}
+                "best_us": r.best_latency_us, "trials": r.trials, "replayed": r.replayed / max(1, r.trials)}
 
 
 def make_farm(kind: str, n: int, target):
@@ -82,7 +87,7 @@ def real(args) -> None:
                 ray.shutdown()
         print(f"\n{kind} farm")
         print(f"{'workload':<22} {'workers':>7} {'trials/s (range)':>22} {'speed-up':>9} {'driver ms/trial':>16} "
-              f"{'busy':>6} {'best us':>9}")
+              f"{'busy':>6} {'replayed':>9} {'best us':>9}")
         for wl in args.workloads:
             base = statistics.median(x["tps"] for x in rows[(wl, sizes[0])])
             for n in sizes:
@@ -92,6 +97,7 @@ def real(args) -> None:
                 print(f"{wl:<22} {n:>7} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} {med / base:>8.2f}x "
                       f"{statistics.median(x['cpu_ms'] for x in m):>16.2f} "
                       f"{statistics.median(x['busy'] for x in m):>6.2f} "
+                      f"{statistics.median(x['replayed'] for x in m):>9.2f} "
                       f"{statistics.median(x['best_us'] for x in m):>9.2f}")
 
 
@@ -120,8 +126,8 @@ def simulated(args) -> None:
                     m = one_job(farm, wl, args.trials, 100 + r, target)
                     ideal = n / args.build_secs
                     print(f"{wl}: {m['trials']} trials, {m['tps']:.1f} trials/s (all-measuring ceiling "
-                          f"{ideal:.1f}), workers busy {m['busy']:.2f}, driver {m['cpu_ms']:.2f} ms CPU per trial",
-                          flush=True)
+                          f"{ideal:.1f}), workers busy {m['busy']:.2f}, driver {m['cpu_ms']:.2f} ms CPU per trial, "
+                          f"{m['replayed']:.0%} of measurements replayed", flush=True)
     finally:
         ray.shutdown()
         cluster.shutdown()

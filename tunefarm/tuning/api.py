@@ -71,6 +71,7 @@ class TuneResult:
     model_cpu_secs: float = 0.0   # driver CPU installing cost models (training runs on the workers)
     driver_cpu_secs: float = 0.0  # all CPU of the driver process during the job (search, model, database, farm)
     busy_secs: float = 0.0        # seconds the workers spent on this job's work
+    replayed: int = 0             # measurements whose worker had not produced the program (it replayed the trace)
 
     def best_record(self, task: int | str = 0):
         """The database's best record (any job) of a task, by index or name, or None."""
@@ -175,7 +176,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     errors = {t.name: t.error for t in jtasks if t.error}
     result = TuneResult(db, job_id, str(target), [t.state for t in jtasks], [t.key for t in jtasks],
                         job.new_trials, time.perf_counter() - t0, model, errors, job.search_cpu, job.model_cpu,
-                        time.process_time() - cpu0, job.busy_secs)
+                        time.process_time() - cpu0, job.busy_secs, job.replays)
     if errors and raise_on_error:
         raise SearchError("; ".join(errors.values()))
     return result
