@@ -7,8 +7,11 @@ objects (all parsed at import time, so a parser regression fails loudly everywhe
   ``mm_relu``;
 * ``MatmulModule`` / ``matmul``: 128^3 matmul, function ``main``, block ``"C"`` (``stochastic_schedule_mm``);
 * ``vector_add`` (``T.parallel``, seeds/001), ``MyAdd`` / ``my_add`` (int64 4x4 add, seeds/001);
-* ``MLPModule`` with ``relu0`` / ``linear0``: the ``MyModule`` prim funcs of seeds/000 with symbolic dims
-  (``n = T.int64()`` + ``T.match_buffer``), and ``relu0`` / ``linear0``;
+* the three modules of seeds/000 as written there (but the import line and one class name):
+  ``MLPModuleWithMain`` (the notes' ``MyModule``: ``relu0`` / ``linear0`` with symbolic dims,
+  ``n = T.int64()`` + ``T.match_buffer``, and the Relax ``main`` calling them), ``MyModuleWithExternCall``
+  and ``MyModuleMixture``;
+* ``MLPModule``: ``MLPModuleWithMain``'s prim funcs alone, and ``relu0`` / ``linear0``;
 * ``dense_bias_relu``: 1x784 -> 128 dense + bias + ReLU (blocks ``dense``, ``add``, ``relu``);
 * ``conv2d_nchw``: a small NCHW convolution (1x2x8x8 input, 4x2x3x3 weight, no padding);
 * ``before_inline`` / ``before_fuse``: the compute_inline / fuse examples of seeds/000.
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tunefarm.script import T, ir_module
+from tunefarm.ir.module import IRModule
+from tunefarm.script import R, T, ir_module
 
 
 @ir_module
@@ -98,7 +102,7 @@ my_add = MyAdd["add"]
 
 
 @ir_module
-class MLPModule:
+class MLPModuleWithMain:  # the notes' ``MyModule``
     @T.prim_func
     def relu0(x: T.handle, y: T.handle):
         n = T.int64()
@@ -131,7 +135,79 @@ class MLPModule:
                 vi, vj = T.axis.remap("SS", [i, j])
                 Z[vi, vj] = Y[vi, vj] + B[vj]
 
+    @R.function
+    def main(x: R.Tensor((1, "m"), "float32"),
+             w0: R.Tensor(("n", "m"), "float32"),
+             b0: R.Tensor(("n", ), "float32"),
+             w1: R.Tensor(("k", "n"), "float32"),
+             b1: R.Tensor(("k", ), "float32")):
+        m, n, k = T.int64(), T.int64(), T.int64()
+        with R.dataflow():
+            lv0 = R.call_dps_packed("linear0", (x, w0, b0), R.Tensor((1, n), "float32"))
+            lv1 = R.call_dps_packed("relu0", (lv0, ), R.Tensor((1, n), "float32"))
+            out = R.call_dps_packed("linear0", (lv1, w1, b1), R.Tensor((1, k), "float32"))
+            R.output(out)
+        return out
 
+
+@ir_module
+class MyModuleWithExternCall:
+    @R.function
+    def main(x: R.Tensor((1, "m"), "float32"),
+             w0: R.Tensor(("n", "m"), "float32"),
+             b0: R.Tensor(("n", ), "float32"),
+             w1: R.Tensor(("k", "n"), "float32"),
+             b1: R.Tensor(("k", ), "float32")):
+        # block 0
+        m, n, k = T.int64(), T.int64(), T.int64()
+        with R.dataflow():
+            lv0 = R.call_dps_packed("env.linear", (x, w0, b0), R.Tensor((1, n), "float32"))
+            lv1 = R.call_dps_packed("env.relu", (lv0, ), R.Tensor((1, n), "float32"))
+            out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, k), "float32"))
+            R.output(out)
+        return out
+
+
+@ir_module
+class MyModuleMixture:
+    @T.prim_func
+    def linear0(x: T.handle,
+                w: T.handle,
+                b: T.handle,
+                z: T.handle):
+        m, n, k = T.int64(), T.int64(), T.int64()
+        X = T.match_buffer(x, (1, m), "float32")
+        W = T.match_buffer(w, (n, m), "float32")
+        B = T.match_buffer(b, (n, ), "float32")
+        Z = T.match_buffer(z, (1, n), "float32")
+        Y = T.alloc_buffer((1, n), "float32")
+        for i, j, k in T.grid(1, n, m):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
+        for i, j in T.grid(1, n):
+            with T.block("Z"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Z[vi, vj] = Y[vi, vj] + B[vj]
+
+    @R.function
+    def main(x: R.Tensor((1, "m"), "float32"),
+             w0: R.Tensor(("n", "m"), "float32"),
+             b0: R.Tensor(("n", ), "float32"),
+             w1: R.Tensor(("k", "n"), "float32"),
+             b1: R.Tensor(("k", ), "float32")):
+        m, n, k = T.int64(), T.int64(), T.int64()
+        with R.dataflow():
+            lv0 = R.call_dps_packed("linear0", (x, w0, b0), R.Tensor((1, n), "float32"))
+            lv1 = R.call_dps_packed("env.relu", (lv0, ), R.Tensor((1, n), "float32"))
+            out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, k), "float32"))
+            R.output(out)
+        return out
+
+
+MLPModule = IRModule({name: MLPModuleWithMain[name] for name in ("relu0", "linear0")})
 relu0 = MLPModule["relu0"]
 linear0 = MLPModule["linear0"]
 
