@@ -19,8 +19,15 @@ objects (all parsed at import time, so a parser regression fails loudly everywhe
 ``REFERENCES[name](*inputs) -> output`` computes each program's result with numpy (inputs first, as the
 destination-passing call takes them; the output is the last parameter). ``PRIM_FUNCS`` and ``MODULES``
 list everything by name.
+
+The notes' own script blocks, verbatim (``tests/script/course_scripts/``), are there for tests that check a
+result against the printout the notes show: ``course_scripts(prefix)`` lists the complete definitions of one
+set of notes, ``course_script(prefix, *parts)`` picks the one that contains every part.
 """
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -302,3 +309,65 @@ PRIM_FUNCS = {
 }
 
 MODULES = {"MyModule": MyModule, "MatmulModule": MatmulModule, "MyAdd": MyAdd, "MLPModule": MLPModule}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the notes' own script blocks (tests/script/course_scripts/*.md): the programs and printouts as written there
+# ----------------------------------------------------------------------------------------------------------
+COURSE_SCRIPTS = Path(__file__).resolve().parent / "script" / "course_scripts"
+
+
+def _notes(prefix: str) -> str:
+    return (COURSE_SCRIPTS / f"{prefix}.md").read_text(encoding="utf-8")
+
+
+def _blocks(text: str) -> list[str]:
+    return re.findall(r"```python3?\n(.*?)```", text, flags=re.S)
+
+
+def _drop_relax_functions(code: str) -> str:
+    """Remove ``@R.function`` methods (the graph front end parses those) and keep everything else."""
+    out, skip = [], None
+    lines = code.splitlines()
+    for k, ln in enumerate(lines):
+        ind = len(ln) - len(ln.lstrip())
+        if skip is not None:
+            if not ln.strip() or ind > skip or (ind == skip and ln.lstrip().startswith("def ")
+                                                 and lines[k - 1].lstrip().startswith("@R.")):
+                continue
+            skip = None
+        if ln.lstrip().startswith("@R.function"):
+            skip = ind
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
+def _script_only(code: str) -> str:
+    """Cut the notebook code that follows a definition (``sch = tvm.tir.Schedule(...)``)."""
+    out, started = [], False
+    for ln in code.splitlines():
+        if ln and not ln[0].isspace() and started and not ln.startswith(("@", "def ", "class ", "#")):
+            break
+        started = started or ln.startswith(("@", "def ", "class "))
+        out.append(ln)
+    return "\n".join(out)
+
+
+def course_scripts(prefix: str) -> list[str]:
+    """The complete TVMScript definitions in notes ``prefix`` ("000", "001", "003" or "004"), in their order, as
+    written there: every code block with a ``@T.prim_func`` (elided ``...`` bodies left out), cut after its
+    definition, without ``@R.function`` methods."""
+    out = []
+    for b in _blocks(_notes(prefix)):
+        if "T.prim_func" in b and "\n        ...\n" not in b:
+            out.append(_script_only(_drop_relax_functions(b)))
+    return out
+
+
+def course_script(prefix: str, *parts: str) -> str:
+    """The one script of ``course_scripts(prefix)`` that contains every string in ``parts``."""
+    found = [s for s in course_scripts(prefix) if all(p in s for p in parts)]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} scripts of notes {prefix} contain all of {parts}")
+    return found[0]

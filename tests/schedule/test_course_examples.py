@@ -30,58 +30,8 @@ def run(func, *arrays):
 # ------------------------------------------------------------------------------------------------------------
 # mm_relu: split / reorder / reverse_compute_at (notes 004)
 # ------------------------------------------------------------------------------------------------------------
-AFTER_SPLIT = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-            C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j_0, j_1, k in T.grid(128, 32, 4, 128):
-        with T.block("Y"):
-            vi = T.axis.spatial(128, i)
-            vj = T.axis.spatial(128, j_0 * 4 + j_1)
-            vk = T.axis.reduce(128, k)
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(Y[vi, vj])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(Y[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
-
-AFTER_REORDER = AFTER_SPLIT.replace("for i, j_0, j_1, k in T.grid(128, 32, 4, 128):",
-                                    "for i, j_0, k, j_1 in T.grid(128, 32, 128, 4):")
-
-AFTER_REVERSE_COMPUTE_AT = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-            C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j_0 in T.grid(128, 32):
-        for k, j_1 in T.grid(128, 4):
-            with T.block("Y"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + j_1)
-                vk = T.axis.reduce(128, k)
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(Y[vi, vj])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for ax0 in T.serial(4):
-            with T.block("C"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + ax0)
-                T.reads(Y[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+# the notes' printouts of mm_relu: as written, then after split, reorder and reverse_compute_at
+_, AFTER_SPLIT, AFTER_REORDER, AFTER_REVERSE_COMPUTE_AT = [s for s in cp.course_scripts("004") if "def mm_relu" in s]
 
 
 def test_mm_relu_split_reorder_reverse_compute_at():
@@ -112,30 +62,9 @@ def test_mm_relu_split_reorder_reverse_compute_at():
 # ------------------------------------------------------------------------------------------------------------
 # compute_inline and fuse (notes 000)
 # ------------------------------------------------------------------------------------------------------------
-AFTER_INLINE = '''
-@T.prim_func
-def before_inline(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
-'''
-
-
-
-AFTER_FUSE = '''
-@T.prim_func
-def before_fuse(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
-    for i_j_fused in range(16384):
-        with T.block("B"):
-            vi = T.axis.spatial(128, i_j_fused // 128)
-            vj = T.axis.spatial(128, i_j_fused % 128)
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-'''
+# the notes' printouts after compute_inline and after fuse
+AFTER_INLINE = cp.course_script("000", "def before_inline(A: T.Buffer", "A[vi, vj] * T.float32(2) + T.float32(1)")
+AFTER_FUSE = cp.course_script("000", "for i_j_fused in range(16384):")
 
 
 def test_compute_inline():
