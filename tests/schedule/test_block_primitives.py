@@ -21,6 +21,9 @@ from tunefarm.schedule.primitives.reduction import decompose_reduction, rfactor
 from tunefarm.schedule.tree import block_names, find_block, iter_paths
 from tunefarm.script import from_source
 
+import course_programs as cp
+import programs as P
+
 # ---------------------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------------------
@@ -67,101 +70,14 @@ def same_script(a, b):
 # ---------------------------------------------------------------------------------------------------------
 # programs
 # ---------------------------------------------------------------------------------------------------------
-MM_RELU = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"], C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(Y[vi, vj])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(Y[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+# notes 004: the course's mm_relu after split(j, [None, 4]), reorder(j0, k, j1), reverse_compute_at(C, j0)
+MM_RELU_RCA = cp.course_script("004", "for ax0 in T.serial(4):")
 
-# 004: after split(j, [None, 4]), reorder(j0, k, j1), reverse_compute_at(C, j0)
-MM_RELU_RCA = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"], C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j_0 in T.grid(128, 32):
-        for k, j_1 in T.grid(128, 4):
-            with T.block("Y"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + j_1)
-                vk = T.axis.reduce(128, k)
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(Y[vi, vj])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for ax0 in T.serial(4):
-            with T.block("C"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + ax0)
-                T.reads(Y[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+# notes 000: the compute_inline example as written, and TVM's output of compute_inline(B)
+BEFORE_INLINE = cp.course_script("000", "def before_inline(a: T.handle")
+AFTER_INLINE = cp.course_script("000", "def before_inline(A: T.Buffer", "A[vi, vj] * T.float32(2) + T.float32(1)")
 
-BEFORE_INLINE = '''
-@T.prim_func
-def before_inline(a: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (128, 128))
-    B = T.alloc_buffer((128, 128))
-    C = T.match_buffer(c, (128, 128))
-    for i, j in T.grid(128, 128):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + 1.0
-'''
-
-# 000: TVM's output of compute_inline(B)
-AFTER_INLINE = '''
-@T.prim_func
-def before_inline(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
-'''
-
-MM_BIAS_RELU = '''
-@T.prim_func
-def mm_bias_relu(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), D: T.Buffer((32,), "float32"), C: T.Buffer((32, 32), "float32")):
-    Y = T.alloc_buffer((32, 32), "float32")
-    Z = T.alloc_buffer((32, 32), "float32")
-    for i, j, k in T.grid(32, 32, 32):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(32, 32):
-        with T.block("Z"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            Z[vi, vj] = Y[vi, vj] + D[vj]
-    for i, j in T.grid(32, 32):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Z[vi, vj], T.float32(0))
-'''
+MM_BIAS_RELU = P.mm_bias_relu_script(32)
 
 MATMUL = '''
 @T.prim_func
@@ -241,7 +157,7 @@ def test_inline_chain_leaves_one_block():
 # reverse_compute_at / compute_at
 # ---------------------------------------------------------------------------------------------------------
 def _mm_relu_course_schedule(n):
-    sch = Schedule(parse(MM_RELU.replace("128", str(n))))
+    sch = Schedule(P.mm_relu(n))
     block_y = sch.get_block("Y")
     i, j, k = sch.get_loops(block_y)
     j0, j1 = sch.split(j, factors=[None, 4])
@@ -252,7 +168,7 @@ def _mm_relu_course_schedule(n):
 
 
 def test_reverse_compute_at_in_the_mm_relu_example_matches_tvm():
-    same_script(_mm_relu_course_schedule(128), parse(MM_RELU_RCA))
+    same_script(_mm_relu_course_schedule(128), parse(MM_RELU_RCA)["mm_relu"])
     small = _mm_relu_course_schedule(32)  # the same schedule, small enough for the interpreter
     a, b, c = random_args(small)
     interpret(small, a, b, c)
@@ -260,7 +176,7 @@ def test_reverse_compute_at_in_the_mm_relu_example_matches_tvm():
 
 
 def test_compute_at_a_reduction_producer_under_a_tiled_consumer_loop():
-    before = parse(MM_RELU.replace("128", "32"))
+    before = P.mm_relu(32)
     sch = Schedule(before)
     i, j = sch.get_loops(sch.get_block("C"))
     j0, j1 = sch.split(j, factors=[None, 8])
@@ -799,7 +715,7 @@ def test_compute_at_legal_agrees_with_compute_at_on_every_loop():
     from tunefarm.schedule.error import ScheduleError
     from tunefarm.schedule.primitives.compute_location import compute_at_legal
 
-    before = parse(MM_RELU.replace("128", "32"))
+    before = P.mm_relu(32)
     sch = Schedule(before)
     i, j = sch.get_loops(sch.get_block("C"))
     sch.split(j, factors=[None, 8])
