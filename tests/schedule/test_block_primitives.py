@@ -215,19 +215,7 @@ def mm_relu(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), 
     assert_same_numbers(before, kept)
 
 
-STENCIL = '''
-@T.prim_func
-def stencil(A: T.Buffer((64,), "float32"), C: T.Buffer((62,), "float32")):
-    B = T.alloc_buffer((64,), "float32")
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi] * T.float32(2)
-    for i in range(62):
-        with T.block("C"):
-            vi = T.axis.spatial(62, i)
-            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
-'''
+STENCIL = P.stencil_script(64)
 
 
 def test_compute_at_of_a_stencil_producer_guards_the_edge_tile():

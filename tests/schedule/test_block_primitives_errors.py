@@ -28,19 +28,7 @@ import programs as P
 
 MM_BIAS_RELU = P.mm_bias_relu_script(8)
 
-STENCIL = '''
-@T.prim_func
-def stencil(A: T.Buffer((16,), "float32"), C: T.Buffer((14,), "float32")):
-    B = T.alloc_buffer((16,), "float32")
-    for i in range(16):
-        with T.block("B"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = A[vi] * T.float32(2)
-    for i in range(14):
-        with T.block("C"):
-            vi = T.axis.spatial(14, i)
-            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
-'''
+STENCIL = P.stencil_script(16)
 
 ROWMAX = '''
 @T.prim_func
