@@ -23,6 +23,7 @@ from tunefarm.script import from_source
 
 import course_programs as cp
 import programs as P
+from course_trace import course_trace
 
 # ---------------------------------------------------------------------------------------------------------
 # helpers
@@ -507,34 +508,8 @@ def test_multi_level_tiling_numbers_for_other_tile_shapes(factors):
 
 def _replay_004_trace(n, storage_scope):
     """MetaSchedule's auto-generated 128^3 matmul trace from the course notes (004), scaled to ``n``."""
-    sch = Schedule(matmul(n))
-    b0 = sch.get_block(name="C", func_name="main")
-    b1 = sch.get_block(name="root", func_name="main")
-    sch.annotate(block_or_loop=b0, ann_key="meta_schedule.tiling_structure", ann_val="SSRSRS")
-    l2, l3, l4 = sch.get_loops(block=b0)
-    v5, v6, v7, v8 = sch.sample_perfect_tile(loop=l2, n=4, max_innermost_factor=64, decision=[2, 1, n // 2, 1])
-    l9, l10, l11, l12 = sch.split(loop=l2, factors=[v5, v6, v7, v8], preserve_unit_iters=True)
-    v13, v14, v15, v16 = sch.sample_perfect_tile(loop=l3, n=4, max_innermost_factor=64, decision=[2, 1, n // 8, 4])
-    l17, l18, l19, l20 = sch.split(loop=l3, factors=[v13, v14, v15, v16], preserve_unit_iters=True)
-    v21, v22 = sch.sample_perfect_tile(loop=l4, n=2, max_innermost_factor=64, decision=[n // 2, 2])
-    l23, l24 = sch.split(loop=l4, factors=[v21, v22], preserve_unit_iters=True)
-    sch.reorder(l9, l17, l10, l18, l23, l11, l19, l24, l12, l20)
-    b25 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=storage_scope)
-    sch.reverse_compute_at(block=b25, loop=l18, preserve_unit_loops=True)
-    b27 = sch.get_block(name="root", func_name="main")
-    b28, b29 = sch.get_child_blocks(b27)
-    l30, l31, l32, l33, l34, l35, l36, l37, l38, l39 = sch.get_loops(block=b28)
-    l40 = sch.fuse(l30, l31, l32, l33, preserve_unit_iters=True)
-    sch.parallel(loop=l40)
-    l41 = sch.fuse(l39, preserve_unit_iters=True)
-    sch.vectorize(loop=l41)
-    l42, l43, l44 = sch.get_loops(block=b29)
-    l45 = sch.fuse(l44, preserve_unit_iters=True)
-    sch.vectorize(loop=l45)
-    b46 = sch.get_block(name="C", func_name="main")
-    l47, l48, l49, l50, l51, l52, l53 = sch.get_loops(block=b46)
-    sch.decompose_reduction(block=b46, loop=l48)
-    return sch.mod["main"]
+    tiles = ((2, 1, n // 2, 1), (2, 1, n // 8, 4), (n // 2, 2))
+    return course_trace(Schedule(matmul(n)), tiles, storage_scope).mod["main"]
 
 
 def test_the_course_metaschedule_trace_replays_and_computes_a_matmul():
