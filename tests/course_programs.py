@@ -7,10 +7,9 @@ objects (all parsed at import time, so a parser regression fails loudly everywhe
   ``mm_relu``;
 * ``MatmulModule`` / ``matmul``: 128^3 matmul, function ``main``, block ``"C"`` (``stochastic_schedule_mm``);
 * ``vector_add`` (``T.parallel``, seeds/001), ``MyAdd`` / ``my_add`` (int64 4x4 add, seeds/001);
-* the three modules of seeds/000 as written there (but the import line and one class name):
-  ``MLPModuleWithMain`` (the notes' ``MyModule``: ``relu0`` / ``linear0`` with symbolic dims,
-  ``n = T.int64()`` + ``T.match_buffer``, and the Relax ``main`` calling them), ``MyModuleWithExternCall``
-  and ``MyModuleMixture``;
+* the three modules of seeds/000, as written there: ``MLPModuleWithMain`` (the notes' ``MyModule``, renamed:
+  ``relu0`` / ``linear0`` with symbolic dims, ``n = T.int64()`` + ``T.match_buffer``, and the Relax ``main``
+  calling them), ``MyModuleWithExternCall``, and ``MyModuleMixture`` (parsed from the notes' own block);
 * ``MLPModule``: ``MLPModuleWithMain``'s prim funcs alone, and ``relu0`` / ``linear0``;
 * ``dense_bias_relu``: 1x784 -> 128 dense + bias + ReLU (blocks ``dense``, ``add``, ``relu``);
 * ``conv2d_nchw``: a small NCHW convolution (1x2x8x8 input, 4x2x3x3 weight, no padding);
@@ -22,7 +21,8 @@ list everything by name.
 
 The notes' own script blocks, verbatim (``tests/script/course_scripts/``), are there for tests that check a
 result against the printout the notes show: ``course_scripts(prefix)`` lists the complete definitions of one
-set of notes, ``course_script(prefix, *parts)`` picks the one that contains every part.
+set of notes, ``course_script(prefix, *parts)`` picks the one that contains every part, ``notes_module(prefix,
+class_name)`` parses one module of the notes whole.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from tunefarm.ir.module import IRModule
-from tunefarm.script import R, T, ir_module
+from tunefarm.script import R, T, from_source, ir_module
 
 
 @ir_module
@@ -169,45 +169,6 @@ class MyModuleWithExternCall:
         m, n, k = T.int64(), T.int64(), T.int64()
         with R.dataflow():
             lv0 = R.call_dps_packed("env.linear", (x, w0, b0), R.Tensor((1, n), "float32"))
-            lv1 = R.call_dps_packed("env.relu", (lv0, ), R.Tensor((1, n), "float32"))
-            out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, k), "float32"))
-            R.output(out)
-        return out
-
-
-@ir_module
-class MyModuleMixture:
-    @T.prim_func
-    def linear0(x: T.handle,
-                w: T.handle,
-                b: T.handle,
-                z: T.handle):
-        m, n, k = T.int64(), T.int64(), T.int64()
-        X = T.match_buffer(x, (1, m), "float32")
-        W = T.match_buffer(w, (n, m), "float32")
-        B = T.match_buffer(b, (n, ), "float32")
-        Z = T.match_buffer(z, (1, n), "float32")
-        Y = T.alloc_buffer((1, n), "float32")
-        for i, j, k in T.grid(1, n, m):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
-        for i, j in T.grid(1, n):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + B[vj]
-
-    @R.function
-    def main(x: R.Tensor((1, "m"), "float32"),
-             w0: R.Tensor(("n", "m"), "float32"),
-             b0: R.Tensor(("n", ), "float32"),
-             w1: R.Tensor(("k", "n"), "float32"),
-             b1: R.Tensor(("k", ), "float32")):
-        m, n, k = T.int64(), T.int64(), T.int64()
-        with R.dataflow():
-            lv0 = R.call_dps_packed("linear0", (x, w0, b0), R.Tensor((1, n), "float32"))
             lv1 = R.call_dps_packed("env.relu", (lv0, ), R.Tensor((1, n), "float32"))
             out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, k), "float32"))
             R.output(out)
@@ -365,9 +326,19 @@ def course_scripts(prefix: str) -> list[str]:
     return out
 
 
+def notes_module(prefix: str, class_name: str) -> IRModule:
+    """The module ``class <class_name>:`` of notes ``prefix``, parsed as written there (Relax functions too)."""
+    (block,) = [b for b in _blocks(_notes(prefix)) if f"\nclass {class_name}:\n" in b]
+    return from_source(block)
+
+
 def course_script(prefix: str, *parts: str) -> str:
     """The one script of ``course_scripts(prefix)`` that contains every string in ``parts``."""
     found = [s for s in course_scripts(prefix) if all(p in s for p in parts)]
     if len(found) != 1:
         raise LookupError(f"{len(found)} scripts of notes {prefix} contain all of {parts}")
     return found[0]
+
+
+# the notes' mixture of a kernel (their linear0 again) and library functions, parsed from the notes as written
+MyModuleMixture = notes_module("000", "MyModuleMixture")
