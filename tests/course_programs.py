@@ -7,8 +7,10 @@ objects (all parsed at import time, so a parser regression fails loudly everywhe
   ``mm_relu``;
 * ``MatmulModule`` / ``matmul``: 128^3 matmul, function ``main``, block ``"C"`` (``stochastic_schedule_mm``);
 * ``vector_add`` (``T.parallel``, seeds/001), ``MyAdd`` / ``my_add`` (int64 4x4 add, seeds/001);
-* ``MLPModule`` with ``relu0`` / ``linear0``: the ``MyModule`` prim funcs of seeds/000 with symbolic dims
-  (``n = T.int64()`` + ``T.match_buffer``), and ``relu0`` / ``linear0``;
+* the three modules of seeds/000, as written there: ``MLPModuleWithMain`` (the notes' ``MyModule``, renamed:
+  ``relu0`` / ``linear0`` with symbolic dims, ``n = T.int64()`` + ``T.match_buffer``, and the Relax ``main``
+  calling them), ``MyModuleWithExternCall``, and ``MyModuleMixture`` (parsed from the notes' own block);
+* ``MLPModule``: ``MLPModuleWithMain``'s prim funcs alone, and ``relu0`` / ``linear0``;
 * ``dense_bias_relu``: 1x784 -> 128 dense + bias + ReLU (blocks ``dense``, ``add``, ``relu``);
 * ``conv2d_nchw``: a small NCHW convolution (1x2x8x8 input, 4x2x3x3 weight, no padding);
 * ``before_inline`` / ``before_fuse``: the compute_inline / fuse examples of seeds/000.
@@ -16,12 +18,21 @@ objects (all parsed at import time, so a parser regression fails loudly everywhe
 ``REFERENCES[name](*inputs) -> output`` computes each program's result with numpy (inputs first, as the
 destination-passing call takes them; the output is the last parameter). ``PRIM_FUNCS`` and ``MODULES``
 list everything by name.
+
+The notes' own script blocks, verbatim (``tests/script/course_scripts/``), are there for tests that check a
+result against the printout the notes show: ``course_scripts(prefix)`` lists the complete definitions of one
+set of notes, ``course_script(prefix, *parts)`` picks the one that contains every part, ``notes_module(prefix,
+class_name)`` parses one module of the notes whole.
 """
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
-from tunefarm.script import T, ir_module
+from tunefarm.ir.module import IRModule
+from tunefarm.script import R, T, from_source, ir_module
 
 
 @ir_module
@@ -98,7 +109,7 @@ my_add = MyAdd["add"]
 
 
 @ir_module
-class MLPModule:
+class MLPModuleWithMain:  # the notes' ``MyModule``
     @T.prim_func
     def relu0(x: T.handle, y: T.handle):
         n = T.int64()
@@ -131,7 +142,40 @@ class MLPModule:
                 vi, vj = T.axis.remap("SS", [i, j])
                 Z[vi, vj] = Y[vi, vj] + B[vj]
 
+    @R.function
+    def main(x: R.Tensor((1, "m"), "float32"),
+             w0: R.Tensor(("n", "m"), "float32"),
+             b0: R.Tensor(("n", ), "float32"),
+             w1: R.Tensor(("k", "n"), "float32"),
+             b1: R.Tensor(("k", ), "float32")):
+        m, n, k = T.int64(), T.int64(), T.int64()
+        with R.dataflow():
+            lv0 = R.call_dps_packed("linear0", (x, w0, b0), R.Tensor((1, n), "float32"))
+            lv1 = R.call_dps_packed("relu0", (lv0, ), R.Tensor((1, n), "float32"))
+            out = R.call_dps_packed("linear0", (lv1, w1, b1), R.Tensor((1, k), "float32"))
+            R.output(out)
+        return out
 
+
+@ir_module
+class MyModuleWithExternCall:
+    @R.function
+    def main(x: R.Tensor((1, "m"), "float32"),
+             w0: R.Tensor(("n", "m"), "float32"),
+             b0: R.Tensor(("n", ), "float32"),
+             w1: R.Tensor(("k", "n"), "float32"),
+             b1: R.Tensor(("k", ), "float32")):
+        # block 0
+        m, n, k = T.int64(), T.int64(), T.int64()
+        with R.dataflow():
+            lv0 = R.call_dps_packed("env.linear", (x, w0, b0), R.Tensor((1, n), "float32"))
+            lv1 = R.call_dps_packed("env.relu", (lv0, ), R.Tensor((1, n), "float32"))
+            out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, k), "float32"))
+            R.output(out)
+        return out
+
+
+MLPModule = IRModule({name: MLPModuleWithMain[name] for name in ("relu0", "linear0")})
 relu0 = MLPModule["relu0"]
 linear0 = MLPModule["linear0"]
 
@@ -226,3 +270,75 @@ PRIM_FUNCS = {
 }
 
 MODULES = {"MyModule": MyModule, "MatmulModule": MatmulModule, "MyAdd": MyAdd, "MLPModule": MLPModule}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the notes' own script blocks (tests/script/course_scripts/*.md): the programs and printouts as written there
+# ----------------------------------------------------------------------------------------------------------
+COURSE_SCRIPTS = Path(__file__).resolve().parent / "script" / "course_scripts"
+
+
+def _notes(prefix: str) -> str:
+    return (COURSE_SCRIPTS / f"{prefix}.md").read_text(encoding="utf-8")
+
+
+def _blocks(text: str) -> list[str]:
+    return re.findall(r"```python3?\n(.*?)```", text, flags=re.S)
+
+
+def _drop_relax_functions(code: str) -> str:
+    """Remove ``@R.function`` methods (the graph front end parses those) and keep everything else."""
+    out, skip = [], None
+    lines = code.splitlines()
+    for k, ln in enumerate(lines):
+        ind = len(ln) - len(ln.lstrip())
+        if skip is not None:
+            if not ln.strip() or ind > skip or (ind == skip and ln.lstrip().startswith("def ")
+                                                 and lines[k - 1].lstrip().startswith("@R.")):
+                continue
+            skip = None
+        if ln.lstrip().startswith("@R.function"):
+            skip = ind
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
+def _script_only(code: str) -> str:
+    """Cut the notebook code that follows a definition (``sch = tvm.tir.Schedule(...)``)."""
+    out, started = [], False
+    for ln in code.splitlines():
+        if ln and not ln[0].isspace() and started and not ln.startswith(("@", "def ", "class ", "#")):
+            break
+        started = started or ln.startswith(("@", "def ", "class "))
+        out.append(ln)
+    return "\n".join(out)
+
+
+def course_scripts(prefix: str) -> list[str]:
+    """The complete TVMScript definitions in notes ``prefix`` ("000", "001", "003" or "004"), in their order, as
+    written there: every code block with a ``@T.prim_func`` (elided ``...`` bodies left out), cut after its
+    definition, without ``@R.function`` methods."""
+    out = []
+    for b in _blocks(_notes(prefix)):
+        if "T.prim_func" in b and "\n        ...\n" not in b:
+            out.append(_script_only(_drop_relax_functions(b)))
+    return out
+
+
+def notes_module(prefix: str, class_name: str) -> IRModule:
+    """The module ``class <class_name>:`` of notes ``prefix``, parsed as written there (Relax functions too)."""
+    (block,) = [b for b in _blocks(_notes(prefix)) if f"\nclass {class_name}:\n" in b]
+    return from_source(block)
+
+
+def course_script(prefix: str, *parts: str) -> str:
+    """The one script of ``course_scripts(prefix)`` that contains every string in ``parts``."""
+    found = [s for s in course_scripts(prefix) if all(p in s for p in parts)]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} scripts of notes {prefix} contain all of {parts}")
+    return found[0]
+
+
+# the notes' mixture of a kernel (their linear0 again) and library functions, parsed from the notes as written
+MyModuleMixture = notes_module("000", "MyModuleMixture")

@@ -3,12 +3,13 @@
 Each builder returns a PrimFunc plus a numpy reference function. They cover the shapes lowering must handle
 until the script parser and schedule primitives land: reductions with init, tiled loops with a ``local``
 accumulator (full-size, as ``cache_write`` leaves it), vectorized/unrolled/parallel loops, predicates of
-non-divisible splits, symbolic dimensions.
+non-divisible splits, symbolic dimensions. ``nodes(stmt, cls)`` finds statements in what lowering returns.
 """
 from __future__ import annotations
 
 from tunefarm.ir import (TRUE, Block, BlockRealize, Buffer, BufferStore, For, IterVar, PrimFunc, Range, Var,
                          const, wrap_root)
+from tunefarm.ir import stmt as S
 from tunefarm.ir.regions import infer_block_regions
 
 
@@ -78,3 +79,25 @@ def matmul_tiled(n=64, m=64, k=64, ti=4, tj=16, kinds=("serial", "serial"), inne
     else:
         body = loops([("io", n // ti, kinds[0]), ("jo", m // tj, kinds[1])], tile)
     return PrimFunc([A, B, C], wrap_root(body, [CL]), name=name), lambda a, b: a @ b
+
+
+def nodes(stmt, cls):
+    """Every ``cls`` statement in a lowered body (through sequences, loops, allocations and branches), pre-order."""
+    out = []
+
+    def walk(s):
+        if s is None:
+            return
+        if isinstance(s, cls):
+            out.append(s)
+        if isinstance(s, S.SeqStmt):
+            for x in s.seq:
+                walk(x)
+        elif isinstance(s, (S.For, S.Allocate)):
+            walk(s.body)
+        elif isinstance(s, S.IfThenElse):
+            walk(s.then_case)
+            walk(s.else_case)
+
+    walk(stmt)
+    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codegen_programs import loops, matmul_naive, matmul_tiled, realize
+from codegen_programs import loops, matmul_naive, matmul_tiled, nodes, realize
 from tunefarm.codegen import LoweringError, lower
 from tunefarm.codegen.alloc_plan import plan_allocations
 from tunefarm.codegen.unroll import AUTO_UNROLL_KEY, auto_unroll, unroll_loops
@@ -13,27 +13,6 @@ from tunefarm.ir import (Buffer, BufferStore, For, IfThenElse, PrimFunc, Var, co
 from tunefarm.ir import expr as E
 from tunefarm.ir import stmt as S
 from tunefarm.runtime import build
-
-
-def nodes(stmt, cls):
-    out = []
-
-    def walk(s):
-        if s is None:
-            return
-        if isinstance(s, cls):
-            out.append(s)
-        if isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                walk(x)
-        elif isinstance(s, (S.For, S.Allocate)):
-            walk(s.body)
-        elif isinstance(s, S.IfThenElse):
-            walk(s.then_case)
-            walk(s.else_case)
-
-    walk(stmt)
-    return out
 
 
 def test_init_becomes_guarded_statement_and_vars_are_int64():

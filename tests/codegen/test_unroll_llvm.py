@@ -8,7 +8,7 @@ import re
 import llvmlite.binding as llvm
 import numpy as np
 
-from codegen_programs import loops, matmul_tiled, realize
+from codegen_programs import loops, matmul_tiled, nodes, realize
 from tunefarm.codegen import artifact_from_ir, lower, lower_and_emit
 from tunefarm.codegen.llvm_codegen import emit_module
 from tunefarm.codegen.llvm_compile import optimize
@@ -26,23 +26,7 @@ TARGET = Target()
 
 
 def loop_kinds(stmt) -> dict:
-    out = {}
-
-    def walk(s):
-        if isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                walk(x)
-        elif isinstance(s, S.For):
-            out[s.loop_var.name] = s.kind
-            walk(s.body)
-        elif isinstance(s, S.Allocate):
-            walk(s.body)
-        elif isinstance(s, S.IfThenElse):
-            walk(s.then_case)
-            walk(s.else_case)
-
-    walk(stmt)
-    return out
+    return {loop.loop_var.name: loop.kind for loop in nodes(stmt, S.For)}
 
 
 def compute_function(ll: str, name: str) -> str:

@@ -27,11 +27,6 @@ def sim(behavior="ok", timeout_s=5.0, **kw) -> Candidate:
 
 
 @pytest.fixture(scope="module")
-def lock_path(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("lock") / "measure.lock")
-
-
-@pytest.fixture(scope="module")
 def farm(local_ray, lock_path):
     with RayFarm(measure_handler=SIMULATE, lock_path=lock_path) as f:
         yield f

@@ -34,11 +34,6 @@ def farm_kind(request):
 
 
 @pytest.fixture(scope="module")
-def lock_path(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("lock") / "measure.lock")
-
-
-@pytest.fixture(scope="module")
 def farm(farm_kind, request, lock_path):
     with make_farm(farm_kind, request, lock_path) as f:
         yield f

@@ -1,9 +1,12 @@
-"""Fixtures of the graph tests: the course's MLP weights, numpy references, registered env functions."""
+"""Fixtures of the graph tests: the course's MLP weights, numpy references, registered env functions, a
+compiled one-op graph."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import tunefarm
+from tunefarm.graph import BlockBuilder, ops, var
 from tunefarm.graph.params import course_mlp_params
 
 
@@ -32,3 +35,15 @@ def env_funcs():
         np.maximum(x, 0, out=out)
 
     return calls
+
+
+@pytest.fixture(scope="module")
+def relu_exe():
+    """``relu`` over a 3 x 4 float32 input, compiled: the smallest graph executable (one per test module)."""
+    x = var("x", (3, 4))
+    bb = BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            gv = bb.emit_output(bb.emit(ops.relu(x)))
+        bb.emit_func_output(gv)
+    return tunefarm.compile(bb.get())

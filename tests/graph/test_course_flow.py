@@ -10,7 +10,7 @@ from tunefarm import te
 from tunefarm.graph import BindParams, BlockBuilder, TensorStructInfo, Var, VirtualMachine, transform
 
 from graph_helpers import numpy_mlp
-from graph_course_modules import MyModule, MyModuleMixture, MyModuleWithExternCall
+from course_programs import MLPModuleWithMain as MyModule, MyModuleMixture, MyModuleWithExternCall
 
 
 @pytest.fixture()

@@ -10,7 +10,8 @@ from tunefarm import te
 from tunefarm.graph.default_schedule import default_schedule
 from tunefarm.ir import stmt as S
 from tunefarm.schedule.tree import iter_paths
-from tunefarm.script import T
+
+import course_programs as cp
 
 
 def _loop_kinds(func):
@@ -99,17 +100,9 @@ def test_symbolic_shapes_are_left_scalar_but_correct():
     np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
 
 
-@T.prim_func
-def vector_add(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32"), C: T.Buffer((128,), "float32")):
-    for i in T.parallel(128):
-        with T.block("C"):
-            vi = T.axis.spatial(128, i)
-            C[vi] = A[vi] + B[vi]
-
-
 def test_never_fails_on_already_scheduled_kernels():
     # a parallel loop cannot also be vectorized: the block keeps its schedule instead of failing
-    s = default_schedule(vector_add)
+    s = default_schedule(cp.vector_add)
     assert _loop_kinds(s) == ["parallel"]
     a, b = np.arange(128, dtype=np.float32), np.ones(128, np.float32)
     c = np.empty(128, np.float32)

@@ -16,7 +16,7 @@ from tunefarm.graph import ExecutableError
 from tunefarm.graph.models import mlp
 
 from graph_helpers import ROOT, numpy_mlp
-from graph_course_modules import MyModuleMixture
+from course_programs import MyModuleMixture, MyModuleWithExternCall
 
 
 def _fresh_python(code: str) -> str:
@@ -119,8 +119,6 @@ def test_load_rejects_a_newer_format(tmp_path):
 
 
 def test_library_only_executable_saves_without_native_code(tmp_path, mlp_params, env_funcs):
-    from graph_course_modules import MyModuleWithExternCall
-
     exe = tunefarm.compile(tunefarm.graph.BindParams("main", mlp_params)(MyModuleWithExternCall))
     assert exe.module is None and exe.kind == "graph"
     path = tmp_path / "extern.tfx"

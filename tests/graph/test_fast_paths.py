@@ -10,23 +10,12 @@ import pytest
 
 import tunefarm
 from tunefarm import nn, te
-from tunefarm.graph import BlockBuilder, fastcall, ops, var
+from tunefarm.graph import fastcall
 from tunefarm.graph.layout import plan_layout, rewrite_layout
 from tunefarm.graph.models import mlp
 from tunefarm.schedule import Schedule
 
 from graph_helpers import numpy_mlp
-
-
-@pytest.fixture(scope="module")
-def relu_exe():
-    x = var("x", (3, 4))
-    bb = BlockBuilder()
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            gv = bb.emit_output(bb.emit(ops.relu(x)))
-        bb.emit_func_output(gv)
-    return tunefarm.compile(bb.get())
 
 
 def test_native_call_is_installed_and_behaves_like_python(relu_exe):

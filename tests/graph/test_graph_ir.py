@@ -123,15 +123,9 @@ def test_printer_form():
         '    return lv1\n')
 
 
-def test_call_gate_rejects_without_running_and_falls_back():
+def test_call_gate_rejects_without_running_and_falls_back(relu_exe):
     """The native gate hands anything unusual to the checked path; results stay right either way."""
-    x = var("x", (3, 4))
-    bb = BlockBuilder()
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            gv = bb.emit_output(bb.emit(ops.relu(x)))
-        bb.emit_func_output(gv)
-    exe = tunefarm.compile(bb.get())
+    exe = relu_exe
     from tunefarm.graph.fastcall import struct_layout_ok
 
     assert struct_layout_ok() and exe._gate is not None

@@ -13,7 +13,7 @@ from tunefarm.graph.expr import Call, Constant
 from tunefarm.graph.passes.fuse import kernel_kind
 from tunefarm.ir.expr import Var
 
-from graph_course_modules import MyModule
+from course_programs import MLPModuleWithMain as MyModule, MyModuleMixture
 
 
 def _run_prepared(mod, entry, *inputs):
@@ -156,8 +156,6 @@ def test_extract_tasks_counts_identical_kernels_once():
 
 
 def test_extract_tasks_skips_python_functions_and_keys_by_structure(mlp_params):
-    from graph_course_modules import MyModuleMixture
-
     tasks = extract_tasks(MyModuleMixture)
     assert [(t.name, t.weight) for t in tasks] == [("linear0", 1)]
     _, mod, params = _mlp_module(batch=1)
@@ -168,8 +166,6 @@ def test_extract_tasks_skips_python_functions_and_keys_by_structure(mlp_params):
 
 
 def test_specialize_shapes_gives_static_kernels(mlp_params):
-    from graph_course_modules import MyModuleMixture
-
     from tunefarm.graph import passes
 
     bound = BindParams("main", mlp_params)(MyModule)

@@ -11,7 +11,7 @@ from tunefarm.graph.script_parser import from_source as graph_from_source
 from tunefarm.ir.expr import Var
 from tunefarm.script import ParseError, R, T, from_source, ir_module
 
-from graph_course_modules import MyModule, MyModuleMixture
+from course_programs import MLPModuleWithMain as MyModule, MyModuleMixture
 
 
 def test_symbolic_dims_are_shared_across_parameters_and_body():

@@ -14,11 +14,6 @@ def add_mod():
     return build(RP.add(16))
 
 
-@pytest.fixture(scope="module")
-def mm_mod():
-    return build(RP.matmul_sym(8))
-
-
 def arrays(n=16, dtype="float32"):
     return [np.ones(n, dtype), np.ones(n, dtype), np.zeros(n, dtype)]
 

@@ -18,11 +18,6 @@ from tunefarm.target import Target
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture(scope="module")
-def mm_mod():
-    return build(RP.matmul_sym(8))
-
-
 def test_single_function_module_is_callable_directly(mm_mod):
     a, b = np.ones((2, 8), "float32"), np.full((8, 3), 2, "float32")
     c = np.zeros((2, 3), "float32")

@@ -45,9 +45,9 @@ l47, l48, l49, l50, l51, l52, l53 = sch.get_loops(block=b46)
 b54 = sch.decompose_reduction(block=b46, loop=l48)"""
 
 
-def course_trace(sch: Schedule, tiles=((4, 1, 32, 1), (4, 1, 8, 4), (64, 2))) -> Schedule:
+def course_trace(sch: Schedule, tiles=((4, 1, 32, 1), (4, 1, 8, 4), (64, 2)), storage_scope="global") -> Schedule:
     """The course's trace as schedule calls; ``tiles`` are the three perfect-tile decisions (the course's
-    are for 128^3)."""
+    are for 128^3), ``storage_scope`` that of the write cache (the course's is "global")."""
     b0 = sch.get_block(name="C", func_name="main")
     b1 = sch.get_block(name="root", func_name="main")
     sch.annotate(block_or_loop=b0, ann_key="meta_schedule.tiling_structure", ann_val="SSRSRS")
@@ -59,7 +59,7 @@ def course_trace(sch: Schedule, tiles=((4, 1, 32, 1), (4, 1, 8, 4), (64, 2))) ->
     v21, v22 = sch.sample_perfect_tile(loop=l4, n=2, max_innermost_factor=64, decision=list(tiles[2]))
     l23, l24 = sch.split(loop=l4, factors=[v21, v22], preserve_unit_iters=True)
     sch.reorder(l9, l17, l10, l18, l23, l11, l19, l24, l12, l20)
-    b25 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope="global")
+    b25 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=storage_scope)
     sch.reverse_compute_at(block=b25, loop=l18, preserve_unit_loops=True)
     sch.annotate(block_or_loop=b1, ann_key="meta_schedule.parallel", ann_val=16)
     sch.annotate(block_or_loop=b1, ann_key="meta_schedule.vectorize", ann_val=64)

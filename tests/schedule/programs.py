@@ -2,7 +2,9 @@
 
 Each builder returns a fresh PrimFunc shaped as TVMScript prints the course's examples: one block per
 computation, loops bound one-to-one to block iteration variables, regions inferred from the bodies.
-``numpy_reference(name, *inputs)`` gives the expected outputs.
+``numpy_reference(name, *inputs)`` gives the expected outputs. ``mm_bias_relu_script(n)`` and
+``stencil_script(n)`` are TVMScript text, for the tests that parse their programs (and edit the text into
+variants).
 """
 from __future__ import annotations
 
@@ -132,6 +134,49 @@ def row_sum(n: int = 8, m: int = 12) -> PrimFunc:
                 lambda vi, vj: S.BufferStore(B, B[vi] + A[vi, vj], (vi,)),
                 lambda vi, vj: S.BufferStore(B, _f32(0), (vi,)))
     return PrimFunc([A, B], wrap_root(body), {"global_symbol": "main"}, "main")
+
+
+def mm_bias_relu_script(n: int) -> str:
+    """TVMScript text of ``C = relu(A @ B + D)`` over n x n (blocks "Y", "Z", "C"; ``D`` is a bias per column)."""
+    return f'''
+@T.prim_func
+def mm_bias_relu(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+                 D: T.Buffer(({n},), "float32"), C: T.Buffer(({n}, {n}), "float32")):
+    Y = T.alloc_buffer(({n}, {n}), "float32")
+    Z = T.alloc_buffer(({n}, {n}), "float32")
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid({n}, {n}):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = Y[vi, vj] + D[vj]
+    for i, j in T.grid({n}, {n}):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Z[vi, vj], T.float32(0))
+'''
+
+
+def stencil_script(n: int) -> str:
+    """TVMScript text of ``B = 2 * A`` (block "B") and the 3-point stencil ``C[i] = B[i] + B[i+1] + B[i+2]``."""
+    m = n - 2
+    return f'''
+@T.prim_func
+def stencil(A: T.Buffer(({n},), "float32"), C: T.Buffer(({m},), "float32")):
+    B = T.alloc_buffer(({n},), "float32")
+    for i in range({n}):
+        with T.block("B"):
+            vi = T.axis.spatial({n}, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range({m}):
+        with T.block("C"):
+            vi = T.axis.spatial({m}, i)
+            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
+'''
 
 
 # --------------------------------------------------------------------------------------------------------

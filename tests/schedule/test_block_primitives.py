@@ -21,6 +21,10 @@ from tunefarm.schedule.primitives.reduction import decompose_reduction, rfactor
 from tunefarm.schedule.tree import block_names, find_block, iter_paths
 from tunefarm.script import from_source
 
+import course_programs as cp
+import programs as P
+from course_trace import course_trace
+
 # ---------------------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------------------
@@ -67,101 +71,14 @@ def same_script(a, b):
 # ---------------------------------------------------------------------------------------------------------
 # programs
 # ---------------------------------------------------------------------------------------------------------
-MM_RELU = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"], C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(Y[vi, vj])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(Y[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+# notes 004: the course's mm_relu after split(j, [None, 4]), reorder(j0, k, j1), reverse_compute_at(C, j0)
+MM_RELU_RCA = cp.course_script("004", "for ax0 in T.serial(4):")
 
-# 004: after split(j, [None, 4]), reorder(j0, k, j1), reverse_compute_at(C, j0)
-MM_RELU_RCA = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"], C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j_0 in T.grid(128, 32):
-        for k, j_1 in T.grid(128, 4):
-            with T.block("Y"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + j_1)
-                vk = T.axis.reduce(128, k)
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(Y[vi, vj])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for ax0 in T.serial(4):
-            with T.block("C"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + ax0)
-                T.reads(Y[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+# notes 000: the compute_inline example as written, and TVM's output of compute_inline(B)
+BEFORE_INLINE = cp.course_script("000", "def before_inline(a: T.handle")
+AFTER_INLINE = cp.course_script("000", "def before_inline(A: T.Buffer", "A[vi, vj] * T.float32(2) + T.float32(1)")
 
-BEFORE_INLINE = '''
-@T.prim_func
-def before_inline(a: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (128, 128))
-    B = T.alloc_buffer((128, 128))
-    C = T.match_buffer(c, (128, 128))
-    for i, j in T.grid(128, 128):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + 1.0
-'''
-
-# 000: TVM's output of compute_inline(B)
-AFTER_INLINE = '''
-@T.prim_func
-def before_inline(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
-'''
-
-MM_BIAS_RELU = '''
-@T.prim_func
-def mm_bias_relu(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), D: T.Buffer((32,), "float32"), C: T.Buffer((32, 32), "float32")):
-    Y = T.alloc_buffer((32, 32), "float32")
-    Z = T.alloc_buffer((32, 32), "float32")
-    for i, j, k in T.grid(32, 32, 32):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(32, 32):
-        with T.block("Z"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            Z[vi, vj] = Y[vi, vj] + D[vj]
-    for i, j in T.grid(32, 32):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Z[vi, vj], T.float32(0))
-'''
+MM_BIAS_RELU = P.mm_bias_relu_script(32)
 
 MATMUL = '''
 @T.prim_func
@@ -241,7 +158,7 @@ def test_inline_chain_leaves_one_block():
 # reverse_compute_at / compute_at
 # ---------------------------------------------------------------------------------------------------------
 def _mm_relu_course_schedule(n):
-    sch = Schedule(parse(MM_RELU.replace("128", str(n))))
+    sch = Schedule(P.mm_relu(n))
     block_y = sch.get_block("Y")
     i, j, k = sch.get_loops(block_y)
     j0, j1 = sch.split(j, factors=[None, 4])
@@ -252,7 +169,7 @@ def _mm_relu_course_schedule(n):
 
 
 def test_reverse_compute_at_in_the_mm_relu_example_matches_tvm():
-    same_script(_mm_relu_course_schedule(128), parse(MM_RELU_RCA))
+    same_script(_mm_relu_course_schedule(128), parse(MM_RELU_RCA)["mm_relu"])
     small = _mm_relu_course_schedule(32)  # the same schedule, small enough for the interpreter
     a, b, c = random_args(small)
     interpret(small, a, b, c)
@@ -260,7 +177,7 @@ def test_reverse_compute_at_in_the_mm_relu_example_matches_tvm():
 
 
 def test_compute_at_a_reduction_producer_under_a_tiled_consumer_loop():
-    before = parse(MM_RELU.replace("128", "32"))
+    before = P.mm_relu(32)
     sch = Schedule(before)
     i, j = sch.get_loops(sch.get_block("C"))
     j0, j1 = sch.split(j, factors=[None, 8])
@@ -299,19 +216,7 @@ def mm_relu(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"), 
     assert_same_numbers(before, kept)
 
 
-STENCIL = '''
-@T.prim_func
-def stencil(A: T.Buffer((64,), "float32"), C: T.Buffer((62,), "float32")):
-    B = T.alloc_buffer((64,), "float32")
-    for i in range(64):
-        with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi] * T.float32(2)
-    for i in range(62):
-        with T.block("C"):
-            vi = T.axis.spatial(62, i)
-            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
-'''
+STENCIL = P.stencil_script(64)
 
 
 def test_compute_at_of_a_stencil_producer_guards_the_edge_tile():
@@ -603,34 +508,8 @@ def test_multi_level_tiling_numbers_for_other_tile_shapes(factors):
 
 def _replay_004_trace(n, storage_scope):
     """MetaSchedule's auto-generated 128^3 matmul trace from the course notes (004), scaled to ``n``."""
-    sch = Schedule(matmul(n))
-    b0 = sch.get_block(name="C", func_name="main")
-    b1 = sch.get_block(name="root", func_name="main")
-    sch.annotate(block_or_loop=b0, ann_key="meta_schedule.tiling_structure", ann_val="SSRSRS")
-    l2, l3, l4 = sch.get_loops(block=b0)
-    v5, v6, v7, v8 = sch.sample_perfect_tile(loop=l2, n=4, max_innermost_factor=64, decision=[2, 1, n // 2, 1])
-    l9, l10, l11, l12 = sch.split(loop=l2, factors=[v5, v6, v7, v8], preserve_unit_iters=True)
-    v13, v14, v15, v16 = sch.sample_perfect_tile(loop=l3, n=4, max_innermost_factor=64, decision=[2, 1, n // 8, 4])
-    l17, l18, l19, l20 = sch.split(loop=l3, factors=[v13, v14, v15, v16], preserve_unit_iters=True)
-    v21, v22 = sch.sample_perfect_tile(loop=l4, n=2, max_innermost_factor=64, decision=[n // 2, 2])
-    l23, l24 = sch.split(loop=l4, factors=[v21, v22], preserve_unit_iters=True)
-    sch.reorder(l9, l17, l10, l18, l23, l11, l19, l24, l12, l20)
-    b25 = sch.cache_write(block=b0, write_buffer_index=0, storage_scope=storage_scope)
-    sch.reverse_compute_at(block=b25, loop=l18, preserve_unit_loops=True)
-    b27 = sch.get_block(name="root", func_name="main")
-    b28, b29 = sch.get_child_blocks(b27)
-    l30, l31, l32, l33, l34, l35, l36, l37, l38, l39 = sch.get_loops(block=b28)
-    l40 = sch.fuse(l30, l31, l32, l33, preserve_unit_iters=True)
-    sch.parallel(loop=l40)
-    l41 = sch.fuse(l39, preserve_unit_iters=True)
-    sch.vectorize(loop=l41)
-    l42, l43, l44 = sch.get_loops(block=b29)
-    l45 = sch.fuse(l44, preserve_unit_iters=True)
-    sch.vectorize(loop=l45)
-    b46 = sch.get_block(name="C", func_name="main")
-    l47, l48, l49, l50, l51, l52, l53 = sch.get_loops(block=b46)
-    sch.decompose_reduction(block=b46, loop=l48)
-    return sch.mod["main"]
+    tiles = ((2, 1, n // 2, 1), (2, 1, n // 8, 4), (n // 2, 2))
+    return course_trace(Schedule(matmul(n)), tiles, storage_scope).mod["main"]
 
 
 def test_the_course_metaschedule_trace_replays_and_computes_a_matmul():
@@ -799,7 +678,7 @@ def test_compute_at_legal_agrees_with_compute_at_on_every_loop():
     from tunefarm.schedule.error import ScheduleError
     from tunefarm.schedule.primitives.compute_location import compute_at_legal
 
-    before = parse(MM_RELU.replace("128", "32"))
+    before = P.mm_relu(32)
     sch = Schedule(before)
     i, j = sch.get_loops(sch.get_block("C"))
     sch.split(j, factors=[None, 8])

@@ -24,40 +24,11 @@ from tunefarm.schedule.primitives.reduction import decompose_reduction, rfactor
 from tunefarm.schedule.tree import block_names, iter_paths
 from tunefarm.script import from_source
 
-MM_BIAS_RELU = '''
-@T.prim_func
-def mm_bias_relu(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), D: T.Buffer((8,), "float32"), C: T.Buffer((8, 8), "float32")):
-    Y = T.alloc_buffer((8, 8), "float32")
-    Z = T.alloc_buffer((8, 8), "float32")
-    for i, j, k in T.grid(8, 8, 8):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(8, 8):
-        with T.block("Z"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            Z[vi, vj] = Y[vi, vj] + D[vj]
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Z[vi, vj], T.float32(0))
-'''
+import programs as P
 
-STENCIL = '''
-@T.prim_func
-def stencil(A: T.Buffer((16,), "float32"), C: T.Buffer((14,), "float32")):
-    B = T.alloc_buffer((16,), "float32")
-    for i in range(16):
-        with T.block("B"):
-            vi = T.axis.spatial(16, i)
-            B[vi] = A[vi] * T.float32(2)
-    for i in range(14):
-        with T.block("C"):
-            vi = T.axis.spatial(14, i)
-            C[vi] = B[vi] + B[vi + 1] + B[vi + 2]
-'''
+MM_BIAS_RELU = P.mm_bias_relu_script(8)
+
+STENCIL = P.stencil_script(16)
 
 ROWMAX = '''
 @T.prim_func

@@ -1,5 +1,6 @@
-"""The MLC course's schedule examples, written as in the course notes, checked against the printed results
-the notes show (parsed with ``tunefarm.script``) and against numpy (via the reference executor)."""
+"""The MLC course's schedule examples, applied to the course's programs (``course_programs``) as in the course
+notes, checked against the printed results the notes show (parsed with ``tunefarm.script``) and against numpy
+(via the reference executor)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ import programs as P
 from tunefarm.ir.structural import assert_structural_equal
 from tunefarm.reference import interpret
 from tunefarm.schedule import Schedule
-from tunefarm.script import T, from_source, ir_module
+from tunefarm.script import from_source
 
 
 def same_program(actual, expected_text: str) -> None:
@@ -29,85 +30,12 @@ def run(func, *arrays):
 # ------------------------------------------------------------------------------------------------------------
 # mm_relu: split / reorder / reverse_compute_at (notes 004)
 # ------------------------------------------------------------------------------------------------------------
-@ir_module
-class MyModule:
-    @T.prim_func
-    def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-                C: T.Buffer[(128, 128), "float32"]) -> None:
-        T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-        Y = T.alloc_buffer([128, 128], dtype="float32")
-        for i, j, k in T.grid(128, 128, 128):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(Y[vi, vj])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for i, j in T.grid(128, 128):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                T.reads(Y[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-
-
-AFTER_SPLIT = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-            C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j_0, j_1, k in T.grid(128, 32, 4, 128):
-        with T.block("Y"):
-            vi = T.axis.spatial(128, i)
-            vj = T.axis.spatial(128, j_0 * 4 + j_1)
-            vk = T.axis.reduce(128, k)
-            T.reads(A[vi, vk], B[vk, vj])
-            T.writes(Y[vi, vj])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(Y[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
-
-AFTER_REORDER = AFTER_SPLIT.replace("for i, j_0, j_1, k in T.grid(128, 32, 4, 128):",
-                                    "for i, j_0, k, j_1 in T.grid(128, 32, 128, 4):")
-
-AFTER_REVERSE_COMPUTE_AT = '''
-@T.prim_func
-def mm_relu(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-            C: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer([128, 128], dtype="float32")
-    for i, j_0 in T.grid(128, 32):
-        for k, j_1 in T.grid(128, 4):
-            with T.block("Y"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + j_1)
-                vk = T.axis.reduce(128, k)
-                T.reads(A[vi, vk], B[vk, vj])
-                T.writes(Y[vi, vj])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for ax0 in T.serial(4):
-            with T.block("C"):
-                vi = T.axis.spatial(128, i)
-                vj = T.axis.spatial(128, j_0 * 4 + ax0)
-                T.reads(Y[vi, vj])
-                T.writes(C[vi, vj])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+# the notes' printouts of mm_relu: as written, then after split, reorder and reverse_compute_at
+_, AFTER_SPLIT, AFTER_REORDER, AFTER_REVERSE_COMPUTE_AT = [s for s in cp.course_scripts("004") if "def mm_relu" in s]
 
 
 def test_mm_relu_split_reorder_reverse_compute_at():
-    sch = Schedule(MyModule)
+    sch = Schedule(cp.MyModule)
     block_Y = sch.get_block("Y", func_name="mm_relu")
     i, j, k = sch.get_loops(block_Y)
     j0, j1 = sch.split(j, factors=[None, 4])
@@ -134,58 +62,13 @@ def test_mm_relu_split_reorder_reverse_compute_at():
 # ------------------------------------------------------------------------------------------------------------
 # compute_inline and fuse (notes 000)
 # ------------------------------------------------------------------------------------------------------------
-@T.prim_func
-def before_inline(a: T.handle, c: T.handle) -> None:
-    A = T.match_buffer(a, (128, 128))
-    B = T.alloc_buffer((128, 128))
-    C = T.match_buffer(c, (128, 128))
-    for i, j in T.grid(128, 128):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + 1.0
-
-
-AFTER_INLINE = '''
-@T.prim_func
-def before_inline(A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
-'''
-
-
-@T.prim_func
-def before_fuse(a: T.handle, b: T.handle) -> None:
-    A = T.match_buffer(a, (128, 128))
-    B = T.match_buffer(b, (128, 128))
-    for i, j in T.grid(128, 128):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * 2.0
-
-
-AFTER_FUSE = '''
-@T.prim_func
-def before_fuse(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
-    for i_j_fused in range(16384):
-        with T.block("B"):
-            vi = T.axis.spatial(128, i_j_fused // 128)
-            vj = T.axis.spatial(128, i_j_fused % 128)
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-'''
+# the notes' printouts after compute_inline and after fuse
+AFTER_INLINE = cp.course_script("000", "def before_inline(A: T.Buffer", "A[vi, vj] * T.float32(2) + T.float32(1)")
+AFTER_FUSE = cp.course_script("000", "for i_j_fused in range(16384):")
 
 
 def test_compute_inline():
-    sch = Schedule(before_inline)
+    sch = Schedule(cp.before_inline)
     sch.compute_inline(sch.get_block("B"))
     same_program(sch.mod["main"], AFTER_INLINE)
     a = np.random.default_rng(1).standard_normal((128, 128)).astype("float32")
@@ -193,7 +76,7 @@ def test_compute_inline():
 
 
 def test_fuse():
-    sch = Schedule(before_fuse)
+    sch = Schedule(cp.before_fuse)
     i, j = sch.get_loops(sch.get_block("B"))
     sch.fuse(i, j)
     same_program(sch.mod["main"], AFTER_FUSE)
@@ -204,16 +87,8 @@ def test_fuse():
 # ------------------------------------------------------------------------------------------------------------
 # vector_add with T.parallel, MyAdd with split + parallel + unroll + vectorize (notes 001)
 # ------------------------------------------------------------------------------------------------------------
-@T.prim_func
-def vector_add(A: T.Buffer[128, "float32"], B: T.Buffer[128, "float32"], C: T.Buffer[128, "float32"]):
-    for i in T.parallel(128):
-        with T.block("C"):
-            vi = T.axis.spatial(128, i)
-            C[vi] = A[vi] + B[vi]
-
-
 def test_vector_add_parallel_loop_is_kept_and_checked():
-    sch = Schedule(vector_add)
+    sch = Schedule(cp.vector_add)
     (i,) = sch.get_loops(sch.get_block("C"))
     assert sch.get(i).kind == "parallel"
     i0, i1 = sch.split(i, factors=[None, 8])
@@ -223,17 +98,6 @@ def test_vector_add_parallel_loop_is_kept_and_checked():
     a, b = np.random.default_rng(3).standard_normal((2, 128)).astype("float32")
     np.testing.assert_allclose(run(sch.mod["main"], a, b, np.zeros(128, "float32")), a + b)
 
-
-@ir_module
-class MyAdd:
-    @T.prim_func
-    def add(A: T.Buffer((4, 4), "int64"), B: T.Buffer((4, 4), "int64"), C: T.Buffer((4, 4), "int64")):
-        T.func_attr({"global_symbol": "add", "tir.noalias": True})
-        for i, j in T.grid(4, 4):
-            with T.block("C"):
-                vi = T.axis.spatial(4, i)
-                vj = T.axis.spatial(4, j)
-                C[vi, vj] = A[vi, vj] + B[vi, vj]
 
 
 AFTER_ADD = '''
@@ -253,7 +117,7 @@ def add(A: T.Buffer((4, 4), "int64"), B: T.Buffer((4, 4), "int64"), C: T.Buffer(
 
 
 def test_my_add_split_parallel_unroll_vectorize():
-    sch = Schedule(MyAdd)
+    sch = Schedule(cp.MyAdd)
     block = sch.get_block("C", func_name="add")
     i, j = sch.get_loops(block)
     i0, i1 = sch.split(i, factors=[2, 2])

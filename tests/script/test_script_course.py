@@ -1,9 +1,6 @@
 """The course's TVMScript parses into the IR it means (structure checked node by node, and run on numpy)."""
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -14,8 +11,6 @@ from tunefarm.ir.function import PrimFunc
 from tunefarm.ir.module import IRModule
 from tunefarm.ir.structural import assert_structural_equal
 from tunefarm.script import T, from_source, ir_module
-
-COURSE_SCRIPTS = Path(__file__).resolve().parent / "course_scripts"  # the notes' TVMScript blocks, verbatim
 
 
 def loops_of(stmt):
@@ -363,53 +358,8 @@ def f(A: T.Buffer((4,), "float32")):
 # -----------------------------------------------------------------------------------------------------------
 # the seed notes, exactly as written there
 # -----------------------------------------------------------------------------------------------------------
-def _seed(prefix: str) -> str:
-    return (COURSE_SCRIPTS / f"{prefix}.md").read_text(encoding="utf-8")
-
-
-def _blocks(text: str) -> list[str]:
-    return re.findall(r"```python3?\n(.*?)```", text, flags=re.S)
-
-
-def _drop_relax_functions(code: str) -> str:
-    """Remove ``@R.function`` methods (the graph front end parses those) and keep everything else."""
-    out, skip = [], None
-    lines = code.splitlines()
-    for k, ln in enumerate(lines):
-        ind = len(ln) - len(ln.lstrip())
-        if skip is not None:
-            if not ln.strip() or ind > skip or (ind == skip and ln.lstrip().startswith("def ")
-                                                 and lines[k - 1].lstrip().startswith("@R.")):
-                continue
-            skip = None
-        if ln.lstrip().startswith("@R.function"):
-            skip = ind
-            continue
-        out.append(ln)
-    return "\n".join(out)
-
-
-def _script_only(code: str) -> str:
-    """Cut the notebook code that follows a definition (``sch = tvm.tir.Schedule(...)``)."""
-    out, started = [], False
-    for ln in code.splitlines():
-        if ln and not ln[0].isspace() and started and not ln.startswith(("@", "def ", "class ", "#")):
-            break
-        started = started or ln.startswith(("@", "def ", "class "))
-        out.append(ln)
-    return "\n".join(out)
-
-
-def _seed_scripts(prefix: str) -> list[str]:
-    out = []
-    for b in _blocks(_seed(prefix)):
-        if "T.prim_func" in b and "\n        ...\n" not in b:
-            out.append(_script_only(_drop_relax_functions(b)))
-    return out
-
-
 def test_seed_000_my_module_prim_funcs_parse_as_written():
-    scripts = _seed_scripts("000")
+    scripts = cp.course_scripts("000")
     my_module = next(s for s in scripts if "class MyModule:" in s)
     assert "@tvm.script.ir_module" in my_module  # parsed as written
     mod = from_source(my_module)
@@ -423,7 +373,7 @@ def test_seed_000_my_module_prim_funcs_parse_as_written():
 
 
 def test_seed_004_mm_relu_printouts_parse_as_written():
-    scripts = [s for s in _seed_scripts("004") if "def mm_relu" in s]
+    scripts = [s for s in cp.course_scripts("004") if "def mm_relu" in s]
     assert len(scripts) == 4  # original, split, reorder, reverse_compute_at
     mods = [from_source(s) for s in scripts]
     assert_structural_equal(mods[0], cp.MyModule)
@@ -441,7 +391,7 @@ def test_seed_004_mm_relu_printouts_parse_as_written():
 def test_every_complete_seed_script_parses_and_round_trips():
     count = 0
     for prefix in ("000", "001", "003", "004"):
-        for code in _seed_scripts(prefix):
+        for code in cp.course_scripts(prefix):
             parsed = from_source(code) if ("class " in code or code.count("@T.prim_func") == 1) else None
             if parsed is None:
                 continue

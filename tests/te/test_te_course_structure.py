@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from tunefarm import te
 from tunefarm.ir.structural import assert_structural_equal, structural_equal
-from tunefarm.script import T
+from tunefarm.script import T, from_source
 from tunefarm.te import ops
+
+import course_programs as cp
 
 
 def te_matmul(A, B):
@@ -16,50 +18,10 @@ def te_relu(A):
     return te.compute(A.shape, lambda *i: te.max(A(*i), 0), name="relu")
 
 
-@T.prim_func
-def course_matmul(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-                  matmul: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i0, i1, i2 in T.grid(128, 128, 128):
-        with T.block("matmul"):
-            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
-            T.reads(A[i, k], B[k, j])
-            T.writes(matmul[i, j])
-            with T.init():
-                matmul[i, j] = T.float32(0)
-            matmul[i, j] = matmul[i, j] + A[i, k] * B[k, j]
-
-
-@T.prim_func
-def course_fused(A: T.Buffer[(128, 128), "float32"], B: T.Buffer[(128, 128), "float32"],
-                 relu: T.Buffer[(128, 128), "float32"]) -> None:
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    matmul = T.alloc_buffer([128, 128], dtype="float32")
-    for i0, i1, i2 in T.grid(128, 128, 128):
-        with T.block("matmul"):
-            i, j, k = T.axis.remap("SSR", [i0, i1, i2])
-            T.reads(A[i, k], B[k, j])
-            T.writes(matmul[i, j])
-            with T.init():
-                matmul[i, j] = T.float32(0)
-            matmul[i, j] = matmul[i, j] + A[i, k] * B[k, j]
-    for i0, i1 in T.grid(128, 128):
-        with T.block("relu"):
-            i0_1, i1_1 = T.axis.remap("SS", [i0, i1])
-            T.reads(matmul[i0_1, i1_1])
-            T.writes(relu[i0_1, i1_1])
-            relu[i0_1, i1_1] = T.max(matmul[i0_1, i1_1], T.float32(0))
-
-
-@T.prim_func
-def course_relu_1d(X1: T.Buffer[10, "float32"], relu: T.Buffer[10, "float32"]) -> None:
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i0 in T.serial(10):
-        with T.block("relu"):
-            i0_1 = T.axis.spatial(10, i0)
-            T.reads(X1[i0_1])
-            T.writes(relu[i0_1])
-            relu[i0_1] = T.max(X1[i0_1], T.float32(0))
+# the notes' printouts of create_prim_func: matmul, relu over 10 elements, matmul + relu fused
+course_matmul = from_source(cp.course_script("003", "def func(A:", 'matmul: T.Buffer[(128, 128), "float32"]) -> None:'))
+course_relu_1d = from_source(cp.course_script("003", 'def func(X1: T.Buffer[10, "float32"]'))
+course_fused = from_source(cp.course_script("003", 'B: T.Buffer[(128, 128), "float32"], relu: T.Buffer'))
 
 
 @T.prim_func

@@ -8,6 +8,7 @@ from tunefarm import te
 from tunefarm.ir import expr as E
 from tunefarm.ir import stmt as S
 from tunefarm.reference import interpret
+from tunefarm.schedule.tree import iter_paths
 
 rng = np.random.default_rng(1)
 
@@ -29,20 +30,8 @@ def te_relu(A):
 
 
 def blocks(func):
-    out = []
-
-    def walk(s):
-        if isinstance(s, S.BlockRealize):
-            out.append(s)
-            walk(s.block.body)
-        elif isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                walk(x)
-        elif isinstance(s, S.For):
-            walk(s.body)
-
-    walk(func.root_block.body)
-    return out
+    """The block realizes under the root block, in program order."""
+    return [p[-1] for p in iter_paths(func.root_block.body) if isinstance(p[-1], S.BlockRealize)]
 
 
 def loops_above(func, name):

@@ -7,6 +7,7 @@ import pytest
 from tunefarm import te
 from tunefarm.ir import stmt as S
 from tunefarm.reference import interpret
+from tunefarm.schedule.tree import iter_paths
 from tunefarm.te import ops
 
 rng = np.random.default_rng(2)
@@ -26,20 +27,8 @@ def run(inputs, output, arrays, out_shape=None, dtype="float32"):
 
 
 def block_names(f):
-    names = []
-
-    def walk(s):
-        if isinstance(s, S.BlockRealize):
-            names.append(s.block.name)
-            walk(s.block.body)
-        elif isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                walk(x)
-        elif isinstance(s, S.For):
-            walk(s.body)
-
-    walk(f.root_block.body)
-    return names
+    """Names of the blocks under the root block, in program order."""
+    return [p[-1].block.name for p in iter_paths(f.root_block.body) if isinstance(p[-1], S.BlockRealize)]
 
 
 # ---------------------------------------------------------------------------------------------- matmul / dense
