@@ -1,20 +1,24 @@
 """Runtime: build PrimFuncs into native modules and call them on numpy arrays.
 
 ``build(func_or_module, target="llvm")`` compiles (``tunefarm.codegen``) and loads the result;
-``load_module(path)`` reloads a saved module without the code generator.
+``load_module(path)`` reloads a saved module without the code generator. ``measure_result`` (the outcome of
+measuring a program) is plain data that the database and the farm share; so that importing it never loads
+llvmlite, the names below are loaded on first use.
 """
 from __future__ import annotations
 
-from .evaluator import BenchmarkResult, TimeEvaluator
-from .module import BoundCall, Module, PackedFunction, load_module
+import importlib
+
+_LAZY = {"BenchmarkResult": "evaluator", "TimeEvaluator": "evaluator", "BoundCall": "module", "Module": "module",
+         "PackedFunction": "module", "load_module": "module", "build": "build_module"}
 
 
-def build(func_or_module, target="llvm") -> Module:
-    """Compile a PrimFunc, an IRModule (its PrimFuncs) or a ``{name: PrimFunc}`` dict for ``target``."""
-    from ..codegen import compile_funcs
-    from ..target import as_target
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    return Module.from_artifact(compile_funcs(func_or_module, as_target(target)))
 
-
-__all__ = ["BenchmarkResult", "BoundCall", "Module", "PackedFunction", "TimeEvaluator", "build", "load_module"]
+__all__ = list(_LAZY)
