@@ -24,8 +24,9 @@ from ...ir.function import PrimFunc
 from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
 from ...ir.memo import NodeCache
 from ...ir.regions import infer_block_regions
+from ...ir.stmt_functor import stmt_children
 from ..error import ScheduleError
-from ..tree import _children, func_index, iter_paths, map_path, path_of, replace_path
+from ..tree import func_index, iter_paths, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -409,10 +410,10 @@ class ScopeInfo:
     def last_order_under(self, node) -> int:
         """The largest pre-order index inside ``node``'s subtree: that of its last descendant in pre-order,
         reached by always taking the last child."""
-        kids = _children(node)
+        kids = stmt_children(node)
         while kids:
             node = kids[-1]
-            kids = _children(node)
+            kids = stmt_children(node)
         return self.order[node]
 
 
@@ -457,10 +458,6 @@ def fresh_name(func: PrimFunc, base: str, taken=()) -> str:
     while f"{base}_{k}" in used or f"{base}_{k}" in taken:
         k += 1
     return f"{base}_{k}"
-
-
-def stmt_items(body) -> list:
-    return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
 
 
 def child_index_containing(items, site: BlockSite) -> int | None:
