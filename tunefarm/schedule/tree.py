@@ -16,7 +16,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
 from ..ir.memo import NodeCache
-from ..ir.stmt_functor import stmt_children
+from ..ir.stmt_functor import seq_items, stmt_children
 from .error import ScheduleError
 
 Path = list  # [func.body, ..., target]
@@ -359,15 +359,10 @@ def _replace_child(parent, old, new):
     if isinstance(parent, S.SeqStmt):
         items = []
         for c in parent.seq:
-            if c is old:
-                if new is None:
-                    continue
-                if isinstance(new, S.SeqStmt):
-                    items.extend(new.seq)
-                else:
-                    items.append(new)
-            else:
+            if c is not old:
                 items.append(c)
+            elif new is not None:
+                items.extend(seq_items(new))  # a sequence is spliced in
         return S.seq(items) if items else S.SeqStmt(())
     if isinstance(parent, S.For):
         return parent.replace(body=new if new is not None else S.SeqStmt(()))
