@@ -2,30 +2,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import course_programs as cp
 from tunefarm.ir import expr as E
 from tunefarm.ir import stmt as S
 from tunefarm.ir.buffer import Buffer
 from tunefarm.ir.functor import (IRMutator, IRVisitor, binary, collect_buffer_accesses, collect_vars,
                                  post_order_visit, rebuild, substitute, uses_var)
 from tunefarm.ir.structural import structural_equal
-from tunefarm.script import from_source
-
-MATMUL = """
-@T.prim_func
-def mm(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"), C: T.Buffer((8, 8), "float32")):
-    Y = T.alloc_buffer((8, 8), "float32")
-    for i, j, k in T.grid(8, 8, 8):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(8, 8):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-"""
 
 
 def test_visitor_dispatches_on_the_class_name_and_walks_fields_in_order():
@@ -70,7 +56,7 @@ def test_each_visitor_class_has_its_own_dispatch():
 
 
 def test_mutator_returns_the_same_node_when_nothing_changes_and_shares_untouched_subtrees():
-    f = from_source(MATMUL)
+    f = cp.mm_relu
 
     class Nothing(IRMutator):
         pass
@@ -113,7 +99,7 @@ def test_substitute_replaces_variables_everywhere_and_folds():
     assert substitute(i * 4 + j, {i: E.const(2), j: E.const(1)}).value == 9
     e = i * 4 + j
     assert substitute(e, {}) is e and substitute(e, {E.Var("other"): E.const(0)}) is e
-    f = from_source(MATMUL)
+    f = cp.mm_relu
     loops = [n for n in _nodes(f.body) if isinstance(n, S.For)]
     k = next(lp.loop_var for lp in loops if lp.loop_var.name == "k")
     new = substitute(f.body, {k: E.const(0, k.dtype)})
@@ -123,7 +109,7 @@ def test_substitute_replaces_variables_everywhere_and_folds():
 
 
 def test_substitute_replaces_buffers_in_loads_stores_regions_and_allocations():
-    f = from_source(MATMUL)
+    f = cp.mm_relu
     Y = f.root_block.alloc_buffers[0]
     Z = Buffer("Z", Y.shape, Y.dtype, "local")
     new = substitute(f.body, {}, {Y: Z})
@@ -155,7 +141,7 @@ def test_collect_vars_uses_and_first_use_order():
 
 
 def test_collect_buffer_accesses_reads_bodies_of_nested_blocks_in_first_use_order():
-    f = from_source(MATMUL)
+    f = cp.mm_relu
     reads, writes = collect_buffer_accesses(f.body)
     names = lambda bufs: [b.name for b in bufs]  # noqa: E731
     assert names(reads) == ["Y", "A", "B"] and names(writes) == ["Y", "C"]
@@ -188,8 +174,58 @@ def _nodes(root) -> list:
 
 
 def test_structural_equality_of_substituted_copies():
-    f = from_source(MATMUL)
+    f = cp.mm_relu
     loops = [n for n in _nodes(f.body) if isinstance(n, S.For)]
     renamed = {lp.loop_var: lp.loop_var.copy_with_name("q") for lp in loops}
     again = substitute(f.body, renamed)
     assert again is not f.body and structural_equal(again, f.body)
+
+
+class _PlainSubstitute(IRMutator):
+    """Substitution by the generic mutator alone: what ``substitute``'s direct recursion must agree with."""
+
+    def __init__(self, vmap, bmap):
+        self.vmap, self.bmap = vmap, bmap
+
+    def visit_Var(self, node):
+        return self.vmap.get(node, node)
+
+    def visit_BufferLoad(self, node):
+        idx = self._visit_child(node.indices)
+        buf = self.bmap.get(node.buffer, node.buffer)
+        return node if idx is node.indices and buf is node.buffer else E.BufferLoad(buf, idx)
+
+
+_V = [E.Var("a"), E.Var("b"), E.Var("c")]
+_BUF, _OTHER = Buffer("P", (8, 8)), Buffer("Q", (8, 8))
+
+
+def _random_exprs():
+    leaves = st.one_of(st.sampled_from(_V), st.integers(-3, 3).map(E.const))
+
+    def grow(sub):
+        return st.one_of(
+            st.tuples(st.sampled_from(["+", "-", "*", "//", "%", "min", "<"]), sub, sub).map(lambda t: E.Binary(*t)),
+            st.tuples(sub, sub).map(lambda t: E.cast("int32", E.BufferLoad(_BUF, t))),
+            st.tuples(sub, sub, sub).map(lambda t: E.Select(E.Binary("<", t[0], t[1]), t[1], t[2])),
+            sub.map(lambda e: E.Not(E.Binary("==", e, E.const(0)))))
+
+    return st.recursive(leaves, grow, max_leaves=10)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(_random_exprs(), st.dictionaries(st.sampled_from(_V), _random_exprs(), max_size=2), st.booleans())
+def test_fast_paths_agree_with_the_generic_visitors(e, vmap, swap_buffer):
+    bmap = {_BUF: _OTHER} if swap_buffer else {}
+    fast, plain = substitute(e, vmap, bmap), _PlainSubstitute(vmap, bmap).visit(e)
+    assert structural_equal(fast, plain, map_free_vars=False), (e, vmap)
+    if not vmap and not bmap:
+        assert fast is e
+    for chosen in ({_V[0]}, {_V[1], _V[2]}):
+        found = []
+        post_order_visit(e, lambda n: found.append(n) if isinstance(n, E.Var) and n in chosen else None)
+        assert uses_var(e, chosen) == bool(found)
+    store = S.BufferStore(_OTHER, E.cast("float32", e), (E.const(0), E.const(1)))
+    loads = []
+    post_order_visit(e, lambda n: loads.append(n) if isinstance(n, E.BufferLoad) else None)
+    assert collect_buffer_accesses(store) == ([_BUF] if loads else [], [_OTHER])
