@@ -31,8 +31,8 @@ from ...ir.arith import simplify
 from ...ir.buffer import Buffer
 from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, substitute
-from ...ir.stmt_functor import StmtVisitor
-from ..tree import iter_paths, loop_bounds
+from ...ir.stmt_functor import StmtVisitor, iter_stmts
+from ..tree import loop_bounds
 from . import dataflow as D
 
 
@@ -328,8 +328,7 @@ def compact_buffer_allocations(func: PrimFunc, infer_regions: bool = True) -> Pr
     if not (isinstance(func.body, S.BlockRealize) and func.body.block.name == "root"):
         return func  # not in block form (already lowered): nothing to do
     todo = []
-    for path in iter_paths(func.body):
-        n = path[-1]
+    for n in iter_stmts(func.body):
         if isinstance(n, S.Block):
             todo.extend(b for b in n.alloc_buffers if b.scope == "local")
     for buf in todo:

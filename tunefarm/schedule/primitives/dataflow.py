@@ -24,9 +24,9 @@ from ...ir.function import PrimFunc
 from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
 from ...ir.memo import NodeCache
 from ...ir.regions import infer_block_regions
-from ...ir.stmt_functor import stmt_children
+from ...ir.stmt_functor import iter_block_realizes, stmt_children
 from ..error import ScheduleError
-from ..tree import func_index, iter_paths, map_path, path_of, replace_path
+from ..tree import func_index, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -370,10 +370,8 @@ def accessed_buffers(block: S.Block) -> tuple[frozenset, frozenset]:
 
 def _allocated_inside(block: S.Block) -> set:
     out = set(block.alloc_buffers)
-    for path in iter_paths(block.body):
-        n = path[-1]
-        if isinstance(n, S.BlockRealize):
-            out.update(n.block.alloc_buffers)
+    for realize, _ in iter_block_realizes(block.body):
+        out.update(realize.block.alloc_buffers)
     return out
 
 
