@@ -41,10 +41,9 @@ def stmt_children(node) -> tuple:
     return f(node)
 
 
-def iter_stmts(root, into_blocks: bool = True):
+def iter_stmts(root):
     """Every statement at and below ``root``, pre-order in program order (a statement before its children,
-    children left to right). With ``into_blocks=False`` a block realize is yielded but not entered, so only
-    the statements of ``root``'s own block scope come out. Nothing comes out of ``None``.
+    children left to right). Nothing comes out of ``None``.
 
     The common kinds are spelled out instead of asking ``stmt_children`` (same order): the search asks
     this of every candidate."""
@@ -60,8 +59,7 @@ def iter_stmts(root, into_blocks: bool = True):
         elif t is for_t:
             push(node.body)
         elif t is realize_t:
-            if into_blocks:
-                push(node.block)
+            push(node.block)
         elif t is not store_t:
             extend(stmt_children(node)[::-1])
 

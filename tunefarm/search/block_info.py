@@ -64,7 +64,7 @@ def loop_kinds(func: PrimFunc, name: str) -> list[str]:
 
 
 class _Stores(StmtVisitor):
-    """The stores of a block body, last first; the ``init`` of a nested block is not the block's work."""
+    """The stores under a statement in program order; a nested block's ``init`` is not the block's work."""
 
     def __init__(self):
         self.found: list = []
