@@ -8,19 +8,12 @@ Positions are tuples of child indices, so shared subtrees cannot confuse the pla
 """
 from __future__ import annotations
 
+import itertools
+
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.functor import IRVisitor
-
-
-def _children(s) -> tuple:
-    if isinstance(s, S.SeqStmt):
-        return s.seq
-    if isinstance(s, (S.For, S.Allocate)):
-        return (s.body,)
-    if isinstance(s, S.IfThenElse):
-        return (s.then_case,) if s.else_case is None else (s.then_case, s.else_case)
-    return ()
+from ..ir.stmt_functor import map_stmt_children, stmt_children
 
 
 def _own_exprs(s) -> tuple:
@@ -42,16 +35,6 @@ class _Loads(IRVisitor):
     def visit_BufferLoad(self, node: E.BufferLoad):
         self.buffers.append(node.buffer)
         super().visit_BufferLoad(node)
-
-
-def _with_children(s, kids):
-    if isinstance(s, S.SeqStmt):
-        return S.SeqStmt(kids)
-    if isinstance(s, (S.For, S.Allocate)):
-        return s.replace(body=kids[0])
-    if isinstance(s, S.IfThenElse):
-        return s.replace(then_case=kids[0], else_case=kids[1] if len(kids) > 1 else None)
-    return s
 
 
 def plan_allocations(body: S.Stmt, buffers) -> S.Stmt:
@@ -81,7 +64,7 @@ def plan_allocations(body: S.Stmt, buffers) -> S.Stmt:
             record(b, pos)
         if isinstance(s, S.BufferStore):
             record(s.buffer, pos)
-        for i, c in enumerate(_children(s)):
+        for i, c in enumerate(stmt_children(s)):
             walk(c, pos + (i,))
 
     walk(body, ())
@@ -91,11 +74,8 @@ def plan_allocations(body: S.Stmt, buffers) -> S.Stmt:
             wrap.setdefault(lca[buf], []).append(buf)
 
     def rebuild(s, pos):
-        kids = _children(s)
-        if kids:
-            new_kids = tuple(rebuild(c, pos + (i,)) for i, c in enumerate(kids))
-            if any(a is not b for a, b in zip(new_kids, kids)):
-                s = _with_children(s, new_kids)
+        index = itertools.count()  # children come to the function in ``stmt_children`` order
+        s = map_stmt_children(s, lambda c: rebuild(c, pos + (next(index),)))
         for buf in reversed(wrap.get(pos, ())):
             s = S.Allocate(buf, s)
         return s

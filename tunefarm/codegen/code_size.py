@@ -28,6 +28,7 @@ from ..ir.arith import affine_coefficients
 from ..ir.dtype import nbytes as dtype_bytes
 from ..ir.function import PrimFunc
 from ..ir.functor import post_order_visit
+from ..ir.stmt_functor import StmtFunctor, iter_stmts
 from .lower_blocks import LoweringError
 from .unroll import max_step_of
 
@@ -88,57 +89,73 @@ def check_code_size(func: PrimFunc, name: str) -> None:
         "take minutes or more); split the loop and unroll an inner part, or leave it rolled")
 
 
-def code_size(func: PrimFunc, vector_bytes: int = 32) -> CodeSize:
-    """The counts, and the unrolled loops that make the most statements and loops, in one walk."""
-    by_statements, by_loops = [None, 0], [None, 0]  # [loop name, statements / loops its unrolling makes]
+_NOTHING = (0, 0, 0, 0)
 
-    # ``lane``: None outside vectorized loops, else (lanes, {variable: how far it moves per lane}) -- the loop
-    # variable moves by 1, and a block iteration variable bound to it by its coefficient (no substitution)
-    def walk(s, max_step, lane):
-        # -> (steps as counted by the unroll rule, size, gathered lanes, rolled loops left inside)
-        if s is None:
-            return 0, 0, 0, 0
-        if isinstance(s, S.SeqStmt):
-            return tuple(map(sum, zip(*(walk(x, max_step, lane) for x in s.seq)))) or (0, 0, 0, 0)
-        if isinstance(s, S.For):
-            own = max_step_of(s.annotations)
-            ext = s.const_extent()
-            vector = s.kind == "vectorized"
-            steps, size, gathers, loops = walk(s.body, own if own is not None else max_step,
-                                               (ext or 1, {s.loop_var: 1}) if vector else lane)
-            if vector:
-                bytes_ = (ext or 1) * _store_bytes(s.body)
-                return steps, size * max(1, -(-bytes_ // vector_bytes)), gathers, loops
-            const = ext is not None and isinstance(s.min, E.IntImm)
-            unrolled = const and (s.kind == "unrolled" or (
-                s.kind == "serial" and max_step and not loops and ext * max(1, steps) <= max_step))
-            steps = steps * (ext if ext is not None else 1 << 30)
-            if not unrolled:
-                return steps, size, gathers, loops + 1
-            for largest, made in ((by_statements, size * ext), (by_loops, loops * ext)):
-                if made > largest[1]:
-                    largest[:] = [s.loop_var.name, made]
-            return steps, size * ext, gathers * ext, loops * ext
-        if isinstance(s, S.BlockRealize):
-            own = max_step_of(s.block.annotations)
-            ms = own if own is not None else max_step
-            if lane is not None:
-                moves = dict(lane[1])
-                for iv, value in zip(s.block.iter_vars, s.iter_values):
-                    moves[iv.var] = _lane_stride(value, lane[1])
-                lane = (lane[0], moves)
-            return tuple(a + b for a, b in zip(walk(s.block.body, ms, lane), walk(s.block.init, ms, lane)))
-        if isinstance(s, S.IfThenElse):
-            return tuple(a + b for a, b in zip(walk(s.then_case, max_step, lane), walk(s.else_case, max_step, lane)))
-        if isinstance(s, S.Allocate):
-            return walk(s.body, max_step, lane)
+
+class _SizeCounter(StmtFunctor):
+    """``code_size``'s walk. Each visit returns (steps as counted by the unroll rule, size, gathered lanes,
+    rolled loops left inside). Passed down: the unroll step limit in force, and ``lane``: None outside
+    vectorized loops, else (lanes, {variable: how far it moves per lane}) -- the loop variable moves by 1,
+    and a block iteration variable bound to it by its coefficient (no substitution)."""
+
+    def __init__(self, vector_bytes: int):
+        self.vector_bytes = vector_bytes
+        # [loop name, statements / loops its unrolling makes] of the largest unrolled loops so far
+        self.by_statements, self.by_loops = [None, 0], [None, 0]
+
+    def visit_SeqStmt(self, s: S.SeqStmt, max_step, lane):
+        return tuple(map(sum, zip(*(self.visit(x, max_step, lane) for x in s.seq)))) or _NOTHING
+
+    def visit_For(self, s: S.For, max_step, lane):
+        own = max_step_of(s.annotations)
+        ext = s.const_extent()
+        vector = s.kind == "vectorized"
+        steps, size, gathers, loops = self.visit(s.body, own if own is not None else max_step,
+                                                 (ext or 1, {s.loop_var: 1}) if vector else lane)
+        if vector:
+            bytes_ = (ext or 1) * _store_bytes(s.body)
+            return steps, size * max(1, -(-bytes_ // self.vector_bytes)), gathers, loops
+        const = ext is not None and isinstance(s.min, E.IntImm)
+        unrolled = const and (s.kind == "unrolled" or (
+            s.kind == "serial" and max_step and not loops and ext * max(1, steps) <= max_step))
+        steps = steps * (ext if ext is not None else 1 << 30)
+        if not unrolled:
+            return steps, size, gathers, loops + 1
+        for largest, made in ((self.by_statements, size * ext), (self.by_loops, loops * ext)):
+            if made > largest[1]:
+                largest[:] = [s.loop_var.name, made]
+        return steps, size * ext, gathers * ext, loops * ext
+
+    def visit_BlockRealize(self, s: S.BlockRealize, max_step, lane):
+        own = max_step_of(s.block.annotations)
+        ms = own if own is not None else max_step
+        if lane is not None:
+            moves = dict(lane[1])
+            for iv, value in zip(s.block.iter_vars, s.iter_values):
+                moves[iv.var] = _lane_stride(value, lane[1])
+            lane = (lane[0], moves)
+        body, init = self.visit(s.block.body, ms, lane), self.visit(s.block.init, ms, lane) or _NOTHING
+        return tuple(a + b for a, b in zip(body, init))
+
+    def visit_IfThenElse(self, s: S.IfThenElse, max_step, lane):
+        then, other = self.visit(s.then_case, max_step, lane), self.visit(s.else_case, max_step, lane) or _NOTHING
+        return tuple(a + b for a, b in zip(then, other))
+
+    def visit_Allocate(self, s: S.Allocate, max_step, lane):
+        return self.visit(s.body, max_step, lane)
+
+    def generic_visit(self, s, max_step, lane):  # a store or an evaluation
         gathers = 0
         if lane is not None and isinstance(s, S.BufferStore):
             gathers = lane[0] * sum(1 for buf, idx in _accesses(s) if _flat_stride(buf, idx, lane[1]) not in (0, 1))
         return 1, 1, gathers, 0
 
-    _, statements, gathers, loops = walk(func.body, None, None)
-    return CodeSize(statements, gathers, loops, *by_statements, *by_loops)
+
+def code_size(func: PrimFunc, vector_bytes: int = 32) -> CodeSize:
+    """The counts, and the unrolled loops that make the most statements and loops, in one walk."""
+    counter = _SizeCounter(vector_bytes)
+    _, statements, gathers, loops = counter.visit(func.body, None, None)
+    return CodeSize(statements, gathers, loops, *counter.by_statements, *counter.by_loops)
 
 
 def _accesses(store: S.BufferStore) -> list:
@@ -174,18 +191,6 @@ def _flat_stride(buf, indices, moves: dict) -> int | None:
 
 
 def _store_bytes(s) -> int:
-    """Element size of the widest store under ``s`` (4 when none is found)."""
-    widest, stack = 0, [s]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, S.BufferStore):
-            widest = max(widest, dtype_bytes(n.buffer.dtype))
-        elif isinstance(n, S.SeqStmt):
-            stack.extend(n.seq)
-        elif isinstance(n, S.BlockRealize):
-            stack.append(n.block.body)
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            stack.extend(x for x in (n.then_case, n.else_case) if x is not None)
-    return widest or 4
+    """Element size of the widest store under ``s`` (4 when none is found; a block's ``init`` stores to the
+    buffer its body stores to)."""
+    return max((dtype_bytes(n.buffer.dtype) for n in iter_stmts(s) if isinstance(n, S.BufferStore)), default=0) or 4

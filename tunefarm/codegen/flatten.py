@@ -13,6 +13,7 @@ from ..ir import stmt as S
 from ..ir.arith import simplify
 from ..ir.buffer import Buffer
 from ..ir.functor import IRMutator, substitute
+from ..ir.stmt_functor import is_empty_stmt
 
 
 def flat_size(buf: Buffer, sym_map: dict) -> E.PrimExpr:
@@ -77,7 +78,7 @@ class _Flattener(IRMutator):
         return S.BufferStore(fb, self.visit(s.value), (idx,))
 
     def visit_SeqStmt(self, s: S.SeqStmt):
-        return S.seq([x for x in (self.visit(y) for y in s.seq) if not _is_empty(x)])
+        return S.seq([x for x in (self.visit(y) for y in s.seq) if not is_empty_stmt(x)])
 
     def visit_IfThenElse(self, s: S.IfThenElse):
         c = self.cond(s.condition)
@@ -86,9 +87,9 @@ class _Flattener(IRMutator):
             return self.visit(chosen) if chosen is not None else S.SeqStmt(())
         then = self.visit(s.then_case)
         other = self.visit(s.else_case) if s.else_case is not None else None
-        if other is not None and _is_empty(other):
+        if other is not None and is_empty_stmt(other):
             other = None
-        if _is_empty(then) and other is None:
+        if is_empty_stmt(then) and other is None:
             return S.SeqStmt(())
         return S.IfThenElse(c, then, other)
 
@@ -113,7 +114,7 @@ class _Flattener(IRMutator):
                 self.bounds.pop(s.loop_var, None)
             else:
                 self.bounds[s.loop_var] = old
-        if _is_empty(body):
+        if is_empty_stmt(body):
             return S.SeqStmt(())
         return S.For(s.loop_var, lo, ext, s.kind, body, s.annotations)
 
@@ -124,10 +125,6 @@ class _Flattener(IRMutator):
 
     def visit_Evaluate(self, s: S.Evaluate):
         return S.Evaluate(self.visit(s.value))
-
-
-def _is_empty(s) -> bool:
-    return s is None or (isinstance(s, S.SeqStmt) and not s.seq)
 
 
 def flatten(body: S.Stmt, params, sym_map: dict) -> tuple[S.Stmt, list]:

@@ -33,6 +33,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.arith import const_bound
 from ..ir.functor import collect_buffer_accesses, collect_vars
+from ..ir.stmt_functor import StmtFunctor
 from ..target import Target
 from .llvm_exprs import ALLOC_SLACK_BYTES, ExprEmitter
 from .llvm_types import I32, I64, PTR, VOID, alloca, declare, size_of, storage_type
@@ -146,7 +147,7 @@ class ModuleEmitter:
             fe.env[binding.var] = arg
             fe.bounds[binding.var] = (0, _BIG)
             fe.entry_vars.add(binding.var)
-        fe.stmt(lowered.body)
+        fe.visit(lowered.body)
         fe.finish()
         return fn
 
@@ -177,7 +178,7 @@ class ModuleEmitter:
         return fn
 
 
-class FunctionEmitter(ExprEmitter):
+class FunctionEmitter(ExprEmitter, StmtFunctor):
     """Emits statements into one LLVM function (the typed function or an outlined parallel body)."""
 
     def __init__(self, owner: ModuleEmitter, fn: ir.Function, in_parallel: bool):
@@ -218,35 +219,30 @@ class FunctionEmitter(ExprEmitter):
         finally:
             self.builder = saved
 
-    def stmt(self, s) -> None:
-        if s is None:
-            return
-        method = getattr(self, "_s_" + type(s).__name__, None)
-        if method is None:
-            raise LoweringError(f"cannot generate code for statement {type(s).__name__}")
-        method(s)
+    def generic_visit(self, s) -> None:
+        raise LoweringError(f"cannot generate code for statement {type(s).__name__}")
 
-    def _s_SeqStmt(self, s: S.SeqStmt):
+    def visit_SeqStmt(self, s: S.SeqStmt):
         for x in s.seq:
-            self.stmt(x)
+            self.visit(x)
 
-    def _s_Evaluate(self, s: S.Evaluate):
+    def visit_Evaluate(self, s: S.Evaluate):
         self.expr(s.value)
 
-    def _s_IfThenElse(self, s: S.IfThenElse):
+    def visit_IfThenElse(self, s: S.IfThenElse):
         cond = self.typed(s.condition, "bool")
         b = self.builder
         if s.else_case is None:
             with b.if_then(cond):
-                self.stmt(s.then_case)
+                self.visit(s.then_case)
         else:
             with b.if_else(cond) as (then, otherwise):
                 with then:
-                    self.stmt(s.then_case)
+                    self.visit(s.then_case)
                 with otherwise:
-                    self.stmt(s.else_case)
+                    self.visit(s.else_case)
 
-    def _s_BufferStore(self, s: S.BufferStore):
+    def visit_BufferStore(self, s: S.BufferStore):
         buf = s.buffer
         (index,) = s.indices
         value = self.typed(s.value, buf.dtype)
@@ -271,7 +267,7 @@ class FunctionEmitter(ExprEmitter):
             b.store(b.extract_element(stored, lane), self.element_ptr(buf, b.extract_element(idx, lane)),
                     align=align)
 
-    def _s_For(self, s: S.For):
+    def visit_For(self, s: S.For):
         if s.kind == "vectorized":
             if emit_vectorized(self, s):
                 return
@@ -280,7 +276,7 @@ class FunctionEmitter(ExprEmitter):
                 return
         begin = self.typed(s.min, "int64")
         end = self.iadd(begin, self.typed(s.extent, "int64"))
-        self.counted_loop(s.loop_var, begin, end, lambda: self.stmt(s.body), self.loop_bound(s),
+        self.counted_loop(s.loop_var, begin, end, lambda: self.visit(s.body), self.loop_bound(s),
                           unroll_full=is_unrolled(s))
 
     def loop_bound(self, s: S.For):
@@ -333,10 +329,10 @@ class FunctionEmitter(ExprEmitter):
         _restore(self.env, var, old_env)
         _restore(self.bounds, var, old_bound)
 
-    def _s_Allocate(self, s: S.Allocate):
+    def visit_Allocate(self, s: S.Allocate):
         buf = s.buffer
         if buf in self.buffers:  # the same allocation reached again (a copy made by unrolling in the IR)
-            self.stmt(s.body)
+            self.visit(s.body)
             return
         (size_expr,) = buf.shape
         esize = size_of(buf.dtype)
@@ -345,7 +341,7 @@ class FunctionEmitter(ExprEmitter):
             with self.at_entry():
                 ptr = alloca(self.builder, ir.ArrayType(elem, max(1, size_expr.value)), ALIGN, buf.name)
             self.buffers[buf] = ptr
-            self.stmt(s.body)
+            self.visit(s.body)
             return
         at_entry = all(v in self.entry_vars for v in collect_vars(size_expr))
         ctx = self.at_entry() if at_entry else contextlib.nullcontext()
@@ -355,9 +351,9 @@ class FunctionEmitter(ExprEmitter):
         self.slack_buffers.add(buf)
         if at_entry:
             self._frees.append(ptr)
-            self.stmt(s.body)
+            self.visit(s.body)
         else:
-            self.stmt(s.body)
+            self.visit(s.body)
             self.builder.call(declare(self.module, "free", VOID, [PTR], attrs=("nounwind",)), [ptr])
             del self.buffers[buf]
             self.slack_buffers.discard(buf)

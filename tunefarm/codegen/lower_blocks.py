@@ -15,6 +15,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.functor import substitute
+from ..ir.stmt_functor import StmtFunctor
 from .unroll import auto_unroll, max_step_of
 
 
@@ -33,7 +34,7 @@ def _int64_var(v: E.Var) -> E.Var:
     return E.Var(v.name, "int64")
 
 
-class _BlockLowerer:
+class _BlockLowerer(StmtFunctor):
     def __init__(self, sym_map: dict):
         self.vmap: dict = dict(sym_map)
         self.allocations: list[Buffer] = []
@@ -41,21 +42,18 @@ class _BlockLowerer:
     def expr(self, e):
         return substitute(e, self.vmap) if e is not None else None
 
-    def stmt(self, s: S.Stmt) -> S.Stmt | None:
-        method = getattr(self, "visit_" + type(s).__name__, None)
-        if method is None:
-            raise LoweringError(f"cannot lower statement {type(s).__name__}")
-        return method(s)
+    def generic_visit(self, s):
+        raise LoweringError(f"cannot lower statement {type(s).__name__}")
 
     def visit_SeqStmt(self, s: S.SeqStmt):
-        return S.seq([self.stmt(x) for x in s.seq])
+        return S.seq([self.visit(x) for x in s.seq])
 
     def visit_For(self, s: S.For):
         new_var = _int64_var(s.loop_var)
         lo, ext = E.cast("int64", self.expr(s.min)), E.cast("int64", self.expr(s.extent))
         self.vmap[s.loop_var] = new_var
         try:
-            body = self.stmt(s.body)
+            body = self.visit(s.body)
         finally:
             del self.vmap[s.loop_var]
         return S.For(new_var, lo, ext, s.kind, body if body is not None else S.SeqStmt(()), s.annotations)
@@ -69,13 +67,13 @@ class _BlockLowerer:
             self.vmap[iv.var] = val
         try:
             self.allocations.extend(block.alloc_buffers)
-            body = self.stmt(block.body)
+            body = self.visit(block.body)
             if block.init is not None:
                 cond = E.const(True, "bool")
                 for iv, val in zip(block.iter_vars, values):
                     if iv.iter_type == "R":
                         cond = E.logical_and(cond, E.compare("==", val, self.expr(iv.dom.min)))
-                init = self.stmt(block.init)
+                init = self.visit(block.init)
                 body = S.seq(init if _is_true(cond) else S.IfThenElse(cond, init), body)
         finally:
             for var, old in saved.items():
@@ -94,8 +92,8 @@ class _BlockLowerer:
         return self.visit_BlockRealize(S.BlockRealize((), S.TRUE, b)) if not b.iter_vars else _bare_block_error(b)
 
     def visit_IfThenElse(self, s: S.IfThenElse):
-        return S.IfThenElse(self.expr(s.condition), self.stmt(s.then_case),
-                            self.stmt(s.else_case) if s.else_case is not None else None)
+        return S.IfThenElse(self.expr(s.condition), self.visit(s.then_case),
+                            self.visit(s.else_case) if s.else_case is not None else None)
 
     def visit_BufferStore(self, s: S.BufferStore):
         return S.BufferStore(s.buffer, self.expr(s.value), tuple(self.expr(i) for i in s.indices))
@@ -105,7 +103,7 @@ class _BlockLowerer:
 
     def visit_Allocate(self, s: S.Allocate):
         self.allocations.append(s.buffer)
-        return self.stmt(s.body)
+        return self.visit(s.body)
 
 
 def _bare_block_error(b):
@@ -120,7 +118,7 @@ def lower_blocks(body: S.Stmt, symbolic_vars) -> BlockLoweringResult:
     """Lower ``body`` (a PrimFunc body) to loops; ``symbolic_vars`` are the function's shape variables."""
     sym_map = {v: _int64_var(v) for v in symbolic_vars}
     lowerer = _BlockLowerer(sym_map)
-    out = lowerer.stmt(body)
+    out = lowerer.visit(body)
     seen: dict = {}
     for b in lowerer.allocations:
         seen.setdefault(b, None)

@@ -95,7 +95,7 @@ def emit_parallel(fe, loop: S.For) -> bool:
         if v in fe.bounds:
             child.bounds[v] = fe.bounds[v]
     begin_arg, end_arg = body_fn.args[-2], body_fn.args[-1]
-    child.counted_loop(loop.loop_var, begin_arg, end_arg, lambda: child.stmt(loop.body), fe.loop_bound(loop))
+    child.counted_loop(loop.loop_var, begin_arg, end_arg, lambda: child.visit(loop.body), fe.loop_bound(loop))
     child.finish()
 
     # the captured values, packed where the loop was

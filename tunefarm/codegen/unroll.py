@@ -30,6 +30,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.arith import affine_coefficients, simplify
 from ..ir.functor import IRVisitor, substitute, uses_var
+from ..ir.stmt_functor import StmtFunctor, StmtMutator, iter_stmts
 
 AUTO_UNROLL_KEY = "pragma_auto_unroll_max_step"
 UNROLLED = "unrolled"
@@ -64,78 +65,76 @@ def _copies(loop: S.For) -> S.Stmt:
         if n > 0 else S.SeqStmt(())
 
 
-def step_count(s: S.Stmt | None) -> int:
-    """Statements executed by ``s`` once all its loops are counted (a vectorized loop counts once)."""
-    if s is None:
-        return 0
-    if isinstance(s, S.SeqStmt):
-        return sum(step_count(x) for x in s.seq)
-    if isinstance(s, S.For):
-        inner = step_count(s.body)
+class _StepCount(StmtFunctor):
+    def visit_SeqStmt(self, s: S.SeqStmt) -> int:
+        return sum(self.visit(x) for x in s.seq)
+
+    def visit_For(self, s: S.For) -> int:
+        inner = self.visit(s.body)
         if s.kind == "vectorized":
             return inner
         ext = s.const_extent()
         return inner * (ext if ext is not None else 1 << 30)
-    if isinstance(s, S.IfThenElse):
-        return step_count(s.then_case) + step_count(s.else_case)
-    if isinstance(s, S.Allocate):
-        return step_count(s.body)
-    return 1
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> int:
+        return self.visit(s.then_case) + (self.visit(s.else_case) or 0)
+
+    def visit_Allocate(self, s: S.Allocate) -> int:
+        return self.visit(s.body)
+
+    def generic_visit(self, s) -> int:
+        return 1
+
+
+def step_count(s: S.Stmt | None) -> int:
+    """Statements executed by ``s`` once all its loops are counted (a vectorized loop counts once)."""
+    return _StepCount().visit(s) or 0
 
 
 def _has_rolled_loop(s: S.Stmt | None) -> bool:
     """Whether a loop that is neither vectorized nor unrolled remains under ``s``."""
-    if s is None:
-        return False
-    if isinstance(s, S.SeqStmt):
-        return any(_has_rolled_loop(x) for x in s.seq)
-    if isinstance(s, S.For):
-        return not (s.kind == "vectorized" or is_unrolled(s)) or _has_rolled_loop(s.body)
-    if isinstance(s, S.IfThenElse):
-        return _has_rolled_loop(s.then_case) or _has_rolled_loop(s.else_case)
-    if isinstance(s, S.Allocate):
-        return _has_rolled_loop(s.body)
-    return False
+    return any(isinstance(n, S.For) and not (n.kind == "vectorized" or is_unrolled(n)) for n in iter_stmts(s))
 
 
-def _map_children(s: S.Stmt, fn) -> S.Stmt:
-    """``s`` with ``fn`` applied to its direct child statements (loops are handled by the callers)."""
-    if isinstance(s, S.SeqStmt):
-        return S.seq([fn(x) for x in s.seq])
-    if isinstance(s, S.IfThenElse):
-        return s.replace(then_case=fn(s.then_case), else_case=fn(s.else_case) if s.else_case is not None else None)
-    if isinstance(s, S.Allocate):
-        return s.replace(body=fn(s.body))
-    return s
+class _FlatRewrite(StmtMutator):
+    """The rewrites here rebuild sequences flat, so that the copies of an unrolled loop splice into the
+    sequence around it."""
+
+    def visit_SeqStmt(self, s: S.SeqStmt, *args):
+        return S.seq([self.visit(x, *args) for x in s.seq])
+
+
+class _AutoUnroll(_FlatRewrite):
+    def __init__(self, max_step: int):
+        self.max_step = max_step
+
+    def visit_For(self, s: S.For):
+        body = self.visit(s.body)
+        loop = s.replace(body=body) if body is not s.body else s
+        if (loop.kind in ("serial", UNROLLED) and _can_unroll(loop) and not _has_rolled_loop(body)
+                and loop.const_extent() * max(1, step_count(body)) <= self.max_step):
+            return loop if loop.kind == UNROLLED else loop.replace(kind=UNROLLED)
+        return loop
 
 
 def auto_unroll(s: S.Stmt | None, max_step: int) -> S.Stmt | None:
     """Mark (kind ``unrolled``) the small serial loops under ``s``, bottom-up (TVM's ``auto_max_step`` rule)."""
     if s is None or max_step <= 0:
         return s
-    if not isinstance(s, S.For):
-        return _map_children(s, lambda x: auto_unroll(x, max_step))
-    body = auto_unroll(s.body, max_step)
-    loop = s.replace(body=body) if body is not s.body else s
-    if (loop.kind in ("serial", UNROLLED) and _can_unroll(loop) and not _has_rolled_loop(body)
-            and loop.const_extent() * max(1, step_count(body)) <= max_step):
-        return loop if loop.kind == UNROLLED else loop.replace(kind=UNROLLED)
-    return loop
+    return _AutoUnroll(max_step).visit(s)
 
 
-def _mark(s: S.Stmt | None) -> S.Stmt | None:
+class _Mark(_FlatRewrite):
     """Apply loop ``pragma_auto_unroll_max_step`` annotations; non-constant ``unrolled`` loops become serial."""
-    if s is None:
-        return None
-    if not isinstance(s, S.For):
-        return _map_children(s, _mark)
-    loop = s.replace(body=_mark(s.body))
-    max_step = max_step_of(loop.annotations)
-    if max_step is not None:
-        loop = auto_unroll(loop, max_step)
-    if loop.kind == UNROLLED and not _can_unroll(loop):
-        loop = loop.replace(kind="serial")
-    return loop
+
+    def visit_For(self, s: S.For):
+        loop = s.replace(body=self.visit(s.body))
+        max_step = max_step_of(loop.annotations)
+        if max_step is not None:
+            loop = auto_unroll(loop, max_step)
+        if loop.kind == UNROLLED and not _can_unroll(loop):
+            loop = loop.replace(kind="serial")
+        return loop
 
 
 def _with_bounds(bounds: dict, loop: S.For) -> dict:
@@ -206,21 +205,22 @@ def _lane_mixed(loop: S.For, bounds: dict) -> bool:
     return finder.found
 
 
-def _expand(s: S.Stmt | None, everything: bool, in_vector: bool = False, bounds: dict | None = None):
-    """Copy the unrolled loops that must not reach LLVM as loops (see the module docstring)."""
-    if s is None:
-        return None
-    bounds = bounds if bounds is not None else {}
-    if not isinstance(s, S.For):
-        return _map_children(s, lambda x: _expand(x, everything, in_vector, bounds))
-    inner = in_vector or s.kind == "vectorized"
-    loop = s.replace(body=_expand(s.body, everything, inner, _with_bounds(bounds, s)))
-    if is_unrolled(loop) and (everything or in_vector or _lane_mixed(loop, bounds)):
-        return _copies(loop)
-    return loop
+class _Expand(_FlatRewrite):
+    """Copy the unrolled loops that must not reach LLVM as loops (see the module docstring). Passed down:
+    whether a vectorized loop is around, and the constant ranges of the loops around."""
+
+    def __init__(self, everything: bool):
+        self.everything = everything
+
+    def visit_For(self, s: S.For, in_vector: bool, bounds: dict):
+        inner = in_vector or s.kind == "vectorized"
+        loop = s.replace(body=self.visit(s.body, inner, _with_bounds(bounds, s)))
+        if is_unrolled(loop) and (self.everything or in_vector or _lane_mixed(loop, bounds)):
+            return _copies(loop)
+        return loop
 
 
 def unroll_loops(s: S.Stmt | None, in_ir: bool = False) -> S.Stmt | None:
     """Decide the unrolled loops under ``s`` (kind ``unrolled`` on return, for LLVM to copy); with ``in_ir``
     copy all of them here instead. Loops inside vectorized loops are always copied here."""
-    return _expand(_mark(s), everything=in_ir)
+    return _Expand(in_ir).visit(_Mark().visit(s), False, {})

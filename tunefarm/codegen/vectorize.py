@@ -21,6 +21,7 @@ from ..ir import stmt as S
 from ..ir.arith import affine_coefficients, simplify
 from ..ir.dtype import bits
 from ..ir.functor import IRVisitor, uses_var
+from ..ir.stmt_functor import StmtFunctor
 from .llvm_exprs import VectorContext
 from .llvm_types import I64
 
@@ -37,34 +38,46 @@ class _Accesses(IRVisitor):
         super().visit_BufferLoad(node)
 
 
-def _collect(body, lane: E.Var):
-    """(stores, loads, widest dtype bits) of a straight-line body, or None if it is not straight-line."""
-    stores: list = []
-    acc = _Accesses()
-    widest = [8]
+class _StraightLine(StmtFunctor):
+    """The stores, loads and widest dtype of a straight-line body; ``visit`` is False when the body is not
+    straight-line (a nested loop, an allocation, a condition on the lane)."""
 
-    def walk(s) -> bool:
-        if isinstance(s, S.SeqStmt):
-            return all(walk(x) for x in s.seq)
-        if isinstance(s, S.BufferStore):
-            stores.append((s.buffer, s.indices[0]))
-            widest[0] = max(widest[0], bits(s.buffer.dtype))
-            acc.visit(s.value)
-            acc.visit(s.indices[0])
-            return True
-        if isinstance(s, S.IfThenElse):
-            if uses_var(s.condition, {lane}):
-                return False
-            acc.visit(s.condition)
-            return walk(s.then_case) and (s.else_case is None or walk(s.else_case))
-        if isinstance(s, S.Evaluate):
-            acc.visit(s.value)
-            return True
+    def __init__(self, lane: E.Var):
+        self.lane = lane
+        self.stores: list = []
+        self.acc = _Accesses()
+        self.widest = 8
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> bool:
+        return all(self.visit(x) for x in s.seq)
+
+    def visit_BufferStore(self, s: S.BufferStore) -> bool:
+        self.stores.append((s.buffer, s.indices[0]))
+        self.widest = max(self.widest, bits(s.buffer.dtype))
+        self.acc.visit(s.value)
+        self.acc.visit(s.indices[0])
+        return True
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> bool:
+        if uses_var(s.condition, {self.lane}):
+            return False
+        self.acc.visit(s.condition)
+        return self.visit(s.then_case) and (s.else_case is None or self.visit(s.else_case))
+
+    def visit_Evaluate(self, s: S.Evaluate) -> bool:
+        self.acc.visit(s.value)
+        return True
+
+    def generic_visit(self, s) -> bool:
         return False  # nested loops, allocations
 
-    if not walk(body):
+
+def _collect(body, lane: E.Var):
+    """(stores, loads, widest dtype bits) of a straight-line body, or None if it is not straight-line."""
+    walk = _StraightLine(lane)
+    if not walk.visit(body):
         return None
-    return stores, acc.loads, widest[0]
+    return walk.stores, walk.acc.loads, walk.widest
 
 
 def _same_index(a, b) -> bool:
@@ -131,7 +144,7 @@ def emit_vectorized(fe, loop: S.For) -> bool:
         if tail == 1:
             old = fe.env.get(loop.loop_var)
             fe.env[loop.loop_var] = base
-            fe.stmt(loop.body)
+            fe.visit(loop.body)
             if old is None:
                 fe.env.pop(loop.loop_var, None)
             else:
@@ -149,7 +162,7 @@ def _emit_chunk(fe, loop: S.For, base: ir.Value, lanes: int, bound) -> None:
         fe.bounds[loop.loop_var] = bound
     try:
         fe.expr(loop.loop_var)  # build the lane ramp here, where it dominates every use in the body
-        fe.stmt(loop.body)
+        fe.visit(loop.body)
     finally:
         fe.vc = None
         if old_bound is None:

@@ -2,6 +2,8 @@
 
 ``IRMutator`` returns the very same node when nothing below it changed, so rewriting a large function only
 allocates along the changed paths (what makes schedule copies and replays cheap).
+
+Walks of the loop/block tree that leave expressions alone use ``stmt_functor``.
 """
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ import math
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
+from .stmt_functor import StmtFunctor, is_empty_stmt
 
 _PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
          "+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7}
@@ -98,7 +99,7 @@ class _Names:
         return self.names.get(obj) or self.define(obj, hint)
 
 
-class Printer:
+class Printer(StmtFunctor):
     def __init__(self):
         self.names = _Names()
         self.lines: list[str] = []
@@ -187,38 +188,40 @@ class Printer:
     def body(self, s, indent: int) -> None:
         """A statement list in a new name scope (``pass`` when empty)."""
         self.names.push()
-        if isinstance(s, S.SeqStmt) and not s.seq:
+        if is_empty_stmt(s):
             self.emit(indent, "pass")
         else:
-            self.stmt(s, indent)
+            self.visit(s, indent)
         self.names.pop()
 
-    def stmt(self, s, indent: int) -> None:
-        if isinstance(s, S.SeqStmt):
-            if not s.seq:
-                self.emit(indent, "pass")
-            for x in s.seq:
-                self.stmt(x, indent)
-        elif isinstance(s, S.BufferStore):
-            self.emit(indent, f"{self.access(s.buffer, s.indices)} = {self.store_value(s)}")
-        elif isinstance(s, S.For):
-            self.for_(s, indent)
-        elif isinstance(s, S.BlockRealize):
-            self.block(s, indent)
-        elif isinstance(s, S.Block):
-            self.block(S.BlockRealize([v.var for v in s.iter_vars], S.TRUE, s), indent)
-        elif isinstance(s, S.IfThenElse):
-            self.if_(s, indent, "if")
-        elif isinstance(s, S.Allocate):
-            self.names.push()
-            name = self.names.define(s.buffer, s.buffer.name)
-            self.emit(indent, f"with T.allocate({self.buffer_decl(s.buffer)}) as {name}:")
-            self.body(s.body, indent + 1)
-            self.names.pop()
-        elif isinstance(s, S.Evaluate):
-            self.emit(indent, f"T.evaluate({self.expr(s.value)})")
-        else:
-            raise TypeError(f"cannot print {type(s).__name__}")
+    # one ``visit_<Kind>(s, indent)`` per statement kind
+    def visit_SeqStmt(self, s: S.SeqStmt, indent: int) -> None:
+        if not s.seq:
+            self.emit(indent, "pass")
+        for x in s.seq:
+            self.visit(x, indent)
+
+    def visit_BufferStore(self, s: S.BufferStore, indent: int) -> None:
+        self.emit(indent, f"{self.access(s.buffer, s.indices)} = {self.store_value(s)}")
+
+    def visit_Block(self, s: S.Block, indent: int) -> None:
+        self.block(S.BlockRealize([v.var for v in s.iter_vars], S.TRUE, s), indent)
+
+    def visit_IfThenElse(self, s: S.IfThenElse, indent: int) -> None:
+        self.if_(s, indent, "if")
+
+    def visit_Allocate(self, s: S.Allocate, indent: int) -> None:
+        self.names.push()
+        name = self.names.define(s.buffer, s.buffer.name)
+        self.emit(indent, f"with T.allocate({self.buffer_decl(s.buffer)}) as {name}:")
+        self.body(s.body, indent + 1)
+        self.names.pop()
+
+    def visit_Evaluate(self, s: S.Evaluate, indent: int) -> None:
+        self.emit(indent, f"T.evaluate({self.expr(s.value)})")
+
+    def generic_visit(self, s, indent: int) -> None:
+        raise TypeError(f"cannot print {type(s).__name__}")
 
     def store_value(self, s: S.BufferStore) -> str:
         v = s.value
@@ -245,7 +248,7 @@ class Printer:
         return (isinstance(s, S.For) and s.kind == "serial" and not s.annotations and isinstance(s.min, E.IntImm)
                 and s.min.value == 0 and s.min.dtype == s.loop_var.dtype == s.extent.dtype)
 
-    def for_(self, s: S.For, indent: int) -> None:
+    def visit_For(self, s: S.For, indent: int) -> None:
         from .functor import uses_var
 
         self.names.push()
@@ -284,6 +287,9 @@ class Printer:
         return (loop is not None and iv.var.dtype == value.dtype and _same(iv.dom.min, loop.min)
                 and _same(iv.dom.extent, loop.extent))
 
+    def visit_BlockRealize(self, r: S.BlockRealize, indent: int) -> None:
+        self.block(r, indent)
+
     def block(self, r: S.BlockRealize, indent: int, root_at_top: bool = False) -> None:
         b = r.block
         self.emit(indent, f"with T.block({json.dumps(b.name)}):")
@@ -318,10 +324,10 @@ class Printer:
         if b.init is not None:
             self.emit(ind, "with T.init():")
             self.body(b.init, ind + 1)
-        if isinstance(b.body, S.SeqStmt) and not b.body.seq:
+        if is_empty_stmt(b.body):
             self.emit(ind, "pass")
         else:
-            self.stmt(b.body, ind)
+            self.visit(b.body, ind)
         self.names.pop()
 
     # ------------------------------------------------------------------ functions
@@ -353,14 +359,14 @@ class Printer:
             for buf in root.alloc_buffers:
                 n = self.names.define(buf, buf.name)
                 self.emit(ind, f"{n} = T.alloc_buffer({self.buffer_decl(buf)})")
-            if isinstance(root.body, S.SeqStmt) and not root.body.seq:
+            if is_empty_stmt(root.body):
                 self.emit(ind, "pass")
             else:
-                self.stmt(root.body, ind)
+                self.visit(root.body, ind)
         elif isinstance(body, S.BlockRealize) and body.block.name == "root" and not body.block.iter_vars:
             self.block(body, ind, root_at_top=True)
         else:
-            self.stmt(body, ind)
+            self.visit(body, ind)
 
 
 def _elidable_root(body) -> bool:
@@ -443,7 +449,7 @@ def expr_to_str(e) -> str:
 def stmt_to_str(s) -> str:
     p = Printer()
     if isinstance(s, S.Stmt):
-        p.stmt(s, 0)
+        p.visit(s, 0)
     elif isinstance(s, S.Range):
         return f"Range({p.expr(s.min)}, {p.expr(s.extent)})"
     elif isinstance(s, S.IterVar):

@@ -23,8 +23,9 @@ from . import stmt as S
 from .arith import add_int, affine_coefficients, const_bound, mul_int, simplified_int, simplify, sub_int
 from .buffer import Buffer
 from .dtype import is_float
-from .functor import substitute
+from .functor import collect_vars, substitute, uses_var
 from .memo import NodeCache
+from .stmt_functor import StmtFunctor
 
 
 _REGIONS = NodeCache("regions.infer_block_regions", 2048)
@@ -48,8 +49,8 @@ def _infer(block: S.Block):
     collector = _AccessCollector()
     collector.local.update(block.alloc_buffers)
     if block.init is not None:
-        collector.stmt(block.init)
-    collector.stmt(block.body)
+        collector.visit(block.init)
+    collector.visit(block.body)
     written = set(collector.writes)
     excluded = collector.local | (written if block.init is not None else set())
     reads = tuple(_region(b, dims) for b, dims in collector.reads.items() if b not in excluded)
@@ -74,7 +75,7 @@ class _Bounds:
         self.point = point  # lo is hi: an unrelaxed index kept as written
 
 
-class _AccessCollector:
+class _AccessCollector(StmtFunctor):
     def __init__(self):
         self.reads: dict[Buffer, list] = {}
         self.writes: dict[Buffer, list] = {}
@@ -82,38 +83,43 @@ class _AccessCollector:
         self.relax: list[tuple[E.Var, E.PrimExpr, E.PrimExpr]] = []  # (var, min, extent), outermost first
 
     # ------------------------------------------------------------------ statements
-    def stmt(self, s) -> None:
-        if s is None:
-            return
-        if isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                self.stmt(x)
-        elif isinstance(s, S.BufferStore):
-            self.expr(s.value)
-            for i in s.indices:
-                self.expr(i)
-            self.access(self.writes, s.buffer, s.indices)
-        elif isinstance(s, S.For):
-            self.expr(s.min)
-            self.expr(s.extent)
-            self.relax.append((s.loop_var, s.min, s.extent))
-            self.stmt(s.body)
-            self.relax.pop()
-        elif isinstance(s, S.IfThenElse):
-            self.expr(s.condition)
-            self.stmt(s.then_case)
-            self.stmt(s.else_case)
-        elif isinstance(s, S.Evaluate):
-            self.expr(s.value)
-        elif isinstance(s, S.Allocate):
-            self.local.add(s.buffer)
-            self.stmt(s.body)
-        elif isinstance(s, S.BlockRealize):
-            self.nested_block(s)
-        elif isinstance(s, S.Block):
-            self.nested_block(S.BlockRealize([iv.var for iv in s.iter_vars], S.TRUE, s))
-        else:
-            raise TypeError(f"infer_block_regions: unexpected statement {type(s).__name__}")
+    def visit_BufferStore(self, s: S.BufferStore) -> None:
+        self.expr(s.value)
+        for i in s.indices:
+            self.expr(i)
+        self.access(self.writes, s.buffer, s.indices)
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> None:
+        for x in s.seq:
+            self.visit(x)
+
+    def visit_For(self, s: S.For) -> None:
+        self.expr(s.min)
+        self.expr(s.extent)
+        self.relax.append((s.loop_var, s.min, s.extent))
+        self.visit(s.body)
+        self.relax.pop()
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> None:
+        self.expr(s.condition)
+        self.visit(s.then_case)
+        self.visit(s.else_case)
+
+    def visit_Evaluate(self, s: S.Evaluate) -> None:
+        self.expr(s.value)
+
+    def visit_Allocate(self, s: S.Allocate) -> None:
+        self.local.add(s.buffer)
+        self.visit(s.body)
+
+    def visit_BlockRealize(self, s: S.BlockRealize) -> None:
+        self.nested_block(s)
+
+    def visit_Block(self, s: S.Block) -> None:
+        self.nested_block(S.BlockRealize([iv.var for iv in s.iter_vars], S.TRUE, s))
+
+    def generic_visit(self, s) -> None:
+        raise TypeError(f"infer_block_regions: unexpected statement {type(s).__name__}")
 
     def nested_block(self, r: S.BlockRealize) -> None:
         for v in r.iter_values:
@@ -177,8 +183,6 @@ class _AccessCollector:
             hi = lo
         if not self.relax:
             return _Bounds(lo, hi, point)
-        from .functor import uses_var
-
         relaxed = {v for v, _, _ in self.relax}
         if not (uses_var(lo, relaxed) or uses_var(hi, relaxed)):
             return _Bounds(lo, hi, point)
@@ -190,8 +194,6 @@ class _AccessCollector:
 
 
 def _uses(e, var) -> bool:
-    from .functor import uses_var
-
     return uses_var(e, {var})
 
 
@@ -213,8 +215,6 @@ def _relax(e, relax: list, lower: bool):
 
 def _relax_by_constants(e, relax: list, lower: bool):
     """Bounds of a non-affine index when every variable in it is a loop with constant range."""
-    from .functor import collect_vars
-
     bounds = {}
     for var, vmin, extent in relax:
         if isinstance(vmin, E.IntImm) and isinstance(extent, E.IntImm) and extent.value > 0:

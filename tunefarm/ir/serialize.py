@@ -31,6 +31,7 @@ from .buffer import SCOPES, Buffer
 from .dtype import check_dtype
 from .function import PrimFunc
 from .module import IRModule
+from .stmt_functor import StmtFunctor, flatten_seq
 
 FORMAT = "tunefarm.ir"
 VERSION = 1
@@ -47,7 +48,7 @@ def register_codec(kind: str, cls: type, encode: Callable, decode: Callable) -> 
 # -----------------------------------------------------------------------------------------------------------
 # encoding
 # -----------------------------------------------------------------------------------------------------------
-class Encoder:
+class Encoder(StmtFunctor):
     """IR -> JSON-able data. ``canonical=True`` drops names and flattens sequences (structural form)."""
 
     def __init__(self, canonical: bool = False, drop_global_symbol: bool = False, track: bool = False):
@@ -155,38 +156,36 @@ class Encoder:
 
     # ------------------------------------------------------------------ statements
     def stmt(self, s):
-        if s is None:
-            return None
-        m = getattr(self, "_s_" + type(s).__name__, None)
-        if m is None:
-            raise TypeError(f"cannot serialize statement of type {type(s).__name__}")
-        return self._mark(m(s), s)
+        return None if s is None else self._mark(self.visit(s), s)
 
-    def _s_SeqStmt(self, s):
+    def generic_visit(self, s):
+        raise TypeError(f"cannot serialize statement of type {type(s).__name__}")
+
+    def visit_SeqStmt(self, s):
         items = s.seq
         if self.canonical:
-            items = _flatten(items)
+            items = flatten_seq(items)
             if len(items) == 1:
                 return self.stmt(items[0])
         return {"kind": "SeqStmt", "seq": [self.stmt(x) for x in items]}
 
-    def _s_BufferStore(self, s):
+    def visit_BufferStore(self, s):
         return {"kind": "BufferStore", "value": self.expr(s.value), "buffer": self.use_buffer(s.buffer),
                 "indices": [self.expr(i) for i in s.indices]}
 
-    def _s_Evaluate(self, s):
+    def visit_Evaluate(self, s):
         return {"kind": "Evaluate", "value": self.expr(s.value)}
 
-    def _s_IfThenElse(self, s):
+    def visit_IfThenElse(self, s):
         return {"kind": "IfThenElse", "condition": self.expr(s.condition), "then_case": self.stmt(s.then_case),
                 "else_case": self.stmt(s.else_case)}
 
-    def _s_For(self, s):
+    def visit_For(self, s):
         lo, ext = self.expr(s.min), self.expr(s.extent)
         return {"kind": "For", "min": lo, "extent": ext, "loop_var": self.define_var(s.loop_var),
                 "for_kind": s.kind, "annotations": self.attr_value(s.annotations), "body": self.stmt(s.body)}
 
-    def _s_Block(self, b):
+    def visit_Block(self, b):
         ivs = []
         for iv in b.iter_vars:
             lo, ext = self.expr(iv.dom.min), self.expr(iv.dom.extent)
@@ -197,12 +196,12 @@ class Encoder:
                 "reads": [self.region(r) for r in b.reads], "writes": [self.region(r) for r in b.writes],
                 "annotations": self.attr_value(b.annotations), "init": self.stmt(b.init), "body": self.stmt(b.body)}
 
-    def _s_BlockRealize(self, r):
+    def visit_BlockRealize(self, r):
         values = [self.expr(v) for v in r.iter_values]
         return {"kind": "BlockRealize", "iter_values": values, "predicate": self.expr(r.predicate),
                 "block": self.stmt(r.block)}
 
-    def _s_Allocate(self, s):
+    def visit_Allocate(self, s):
         return {"kind": "Allocate", "buffer": self.define_buffer(s.buffer), "body": self.stmt(s.body)}
 
     # ------------------------------------------------------------------ functions and modules
@@ -254,16 +253,6 @@ class Encoder:
     def document(self, node) -> dict:
         root = self.any(node)
         return {"format": FORMAT, "version": VERSION, "vars": self.vars, "buffers": self.buffers, "root": root}
-
-
-def _flatten(items) -> list:
-    out = []
-    for x in items:
-        if isinstance(x, S.SeqStmt):
-            out.extend(_flatten(x.seq))
-        else:
-            out.append(x)
-    return out
 
 
 def _float_out(v: float):

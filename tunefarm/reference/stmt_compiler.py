@@ -22,6 +22,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
 from ..ir.dtype import is_float
+from ..ir.stmt_functor import StmtFunctor
 from .access import make_safe_store, make_store
 from .expr_compiler import ExprCompiler
 from .slots import Slots
@@ -31,21 +32,21 @@ def _noop(env):
     return None
 
 
-class StmtCompiler:
+class StmtCompiler(StmtFunctor):
+    """Each ``visit_<Kind>`` returns the closure that runs one statement of that kind."""
+
     def __init__(self, slots: Slots):
         self.slots = slots
         self.exprs = ExprCompiler(slots)
 
     def compile(self, s):
-        if s is None:
-            return _noop
-        method = getattr(self, "_" + type(s).__name__, None)
-        if method is None:
-            raise TypeError(f"reference executor cannot run statement node {type(s).__name__}")
-        return method(s)
+        return _noop if s is None else self.visit(s)
+
+    def generic_visit(self, s):
+        raise TypeError(f"reference executor cannot run statement node {type(s).__name__}")
 
     # ------------------------------------------------------------------------------------------------
-    def _SeqStmt(self, s: S.SeqStmt):
+    def visit_SeqStmt(self, s: S.SeqStmt):
         fns = tuple(self.compile(x) for x in s.seq)
         if not fns:
             return _noop
@@ -64,7 +65,7 @@ class StmtCompiler:
                 f(env)
         return run
 
-    def _BufferStore(self, s: S.BufferStore):
+    def visit_BufferStore(self, s: S.BufferStore):
         bs = self.slots.buffer_slot(s.buffer)
         if len(s.indices) != s.buffer.ndim:
             raise ValueError(f"buffer {s.buffer.name!r} has {s.buffer.ndim} dimensions, stored with "
@@ -75,14 +76,14 @@ class StmtCompiler:
             return make_safe_store(bs, fns, self.exprs.var_slots(s.indices), fv)
         return make_store(bs, fns, fv, s.buffer.name, self.slots.where())
 
-    def _Evaluate(self, s: S.Evaluate):
+    def visit_Evaluate(self, s: S.Evaluate):
         f = self.exprs.compile(s.value)
 
         def run(env):
             f(env)
         return run
 
-    def _IfThenElse(self, s: S.IfThenElse):
+    def visit_IfThenElse(self, s: S.IfThenElse):
         fc = self.exprs.compile(s.condition)
         ft = self.compile(s.then_case)
         fe = self.compile(s.else_case) if s.else_case is not None else None
@@ -99,7 +100,7 @@ class StmtCompiler:
                 fe(env)
         return run_if_else
 
-    def _For(self, s: S.For):
+    def visit_For(self, s: S.For):
         const_bounds = isinstance(s.min, E.IntImm) and isinstance(s.extent, E.IntImm)
         fmin = self.exprs.compile(s.min)
         fext = self.exprs.compile(s.extent)
@@ -127,7 +128,7 @@ class StmtCompiler:
                 body(env)
         return run
 
-    def _Allocate(self, s: S.Allocate):
+    def visit_Allocate(self, s: S.Allocate):
         alloc = self._allocator(s.buffer)
         bs = self.slots.open_buffer(s.buffer)
         try:
@@ -140,12 +141,12 @@ class StmtCompiler:
             body(env)
         return run
 
-    def _Block(self, b: S.Block):
+    def visit_Block(self, b: S.Block):
         if b.iter_vars:
             raise TypeError(f"block {b.name!r} has iteration variables but no BlockRealize binding them")
-        return self._BlockRealize(S.BlockRealize((), S.TRUE, b))
+        return self.visit_BlockRealize(S.BlockRealize((), S.TRUE, b))
 
-    def _BlockRealize(self, r: S.BlockRealize):
+    def visit_BlockRealize(self, r: S.BlockRealize):
         b = r.block
         slots = self.slots
         pred = None

@@ -10,6 +10,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
 from ..ir.functor import collect_buffer_accesses
+from ..ir.stmt_functor import StmtVisitor, iter_block_realizes
 from ..schedule.error import ScheduleError
 from ..schedule.primitives.query import binding_kinds  # noqa: F401  (re-exported for the search rules)
 
@@ -40,26 +41,9 @@ def vars_in(e) -> list:
 
 def locate(func: PrimFunc, name: str) -> tuple[S.BlockRealize, list[S.For]]:
     """The block's realize and the loops above it inside its enclosing block (outermost first)."""
-    stack = [(func.body, ())]
-    while stack:
-        node, loops = stack.pop()
-        if isinstance(node, S.BlockRealize):
-            if node.block.name == name:
-                return node, list(loops)
-            blk = node.block
-            stack.append((blk.body, ()))
-            if blk.init is not None:
-                stack.append((blk.init, ()))
-        elif isinstance(node, S.For):
-            stack.append((node.body, loops + (node,)))
-        elif isinstance(node, S.SeqStmt):
-            stack.extend((c, loops) for c in node.seq)
-        elif isinstance(node, S.Allocate):
-            stack.append((node.body, loops))
-        elif isinstance(node, S.IfThenElse):
-            stack.append((node.then_case, loops))
-            if node.else_case is not None:
-                stack.append((node.else_case, loops))
+    for realize, loops in iter_block_realizes(func.body):
+        if realize.block.name == name:
+            return realize, list(loops)
     raise ScheduleError("get_block", f"no block named {name!r} in function {func.name!r}")
 
 
@@ -79,34 +63,26 @@ def loop_kinds(func: PrimFunc, name: str) -> list[str]:
     return out
 
 
-def _child_stmts(n, with_init: bool = True) -> tuple:
-    """The statements directly below ``n`` (a nested block's ``init`` only ``with_init``)."""
-    if isinstance(n, S.SeqStmt):
-        return n.seq
-    if isinstance(n, (S.For, S.Allocate)):
-        return (n.body,)
-    if isinstance(n, S.IfThenElse):
-        return (n.then_case, n.else_case)
-    if isinstance(n, S.BlockRealize):
-        return (n.block.body, n.block.init) if with_init else (n.block.body,)
-    if isinstance(n, S.Block):
-        return (n.body, n.init) if with_init else (n.body,)
-    return ()
+class _Stores(StmtVisitor):
+    """The stores under a statement in program order; a nested block's ``init`` is not the block's work."""
+
+    def __init__(self):
+        self.found: list = []
+
+    def visit_BufferStore(self, node: S.BufferStore):
+        self.found.append(node)
+
+    def visit_Block(self, node: S.Block):
+        self.visit(node.body)
 
 
 def _stores(stmt) -> list[S.BufferStore]:
-    """The stores of a block body (nested blocks' init statements excluded)."""
-    out = []
-    stack = [stmt]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        if isinstance(n, S.BufferStore):
-            out.append(n)
-        else:
-            stack.extend(_child_stmts(n, with_init=False))
-    return out
+    """The stores of a block body, in reverse program order (``contiguous_loop_index`` reads the vector
+    dimension off the last one), nested blocks' init statements excluded."""
+    v = _Stores()
+    v.visit(stmt)
+    v.found.reverse()
+    return v.found
 
 
 def is_spatial(block: S.Block) -> bool:
@@ -184,43 +160,13 @@ def needs_multi_level_tiling(func: PrimFunc, name: str) -> bool:
 
 
 def _has_block(stmt) -> bool:
-    stack = [stmt]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, S.BlockRealize):
-            return True
-        if isinstance(n, S.SeqStmt):
-            stack.extend(n.seq)
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            stack.append(n.then_case)
-            if n.else_case is not None:
-                stack.append(n.else_case)
-    return False
+    return next(iter_block_realizes(stmt, nested=False), None) is not None
 
 
 def leaf_blocks(func: PrimFunc) -> list[str]:
     """Names of blocks that contain no other block, in program order."""
-    out = []
-    stack = [func.body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, S.BlockRealize):
-            blk = n.block
-            if blk.name != "root" and not _has_block(blk.body):
-                out.append(blk.name)
-            else:
-                stack.append(blk.body)
-        elif isinstance(n, S.SeqStmt):
-            stack.extend(reversed(n.seq))
-        elif isinstance(n, (S.For, S.Allocate)):
-            stack.append(n.body)
-        elif isinstance(n, S.IfThenElse):
-            if n.else_case is not None:
-                stack.append(n.else_case)
-            stack.append(n.then_case)
-    return out
+    return [r.block.name for r, _ in iter_block_realizes(func.body)
+            if r.block.name != "root" and not _has_block(r.block.body)]
 
 
 def reduction_bound_vars(func_or_stmt) -> set:
@@ -230,31 +176,16 @@ def reduction_bound_vars(func_or_stmt) -> set:
     when its variable is not in this set (what ``loop_is_data_parallel`` checks one loop at a time).
     """
     out: set = set()
-    stack = [func_or_stmt.body if isinstance(func_or_stmt, PrimFunc) else func_or_stmt]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        if isinstance(n, S.BlockRealize):
-            for iv, value in zip(n.block.iter_vars, n.iter_values):
-                if iv.iter_type == "R":
-                    out.update(vars_in(value))
-        stack.extend(_child_stmts(n))
+    for n, _ in iter_block_realizes(func_or_stmt.body if isinstance(func_or_stmt, PrimFunc) else func_or_stmt):
+        for iv, value in zip(n.block.iter_vars, n.iter_values):
+            if iv.iter_type == "R":
+                out.update(vars_in(value))
     return out
 
 
 def loop_is_data_parallel(loop: S.For) -> bool:
     """No block below the loop binds its variable into a reduction iteration variable."""
-    stack = [loop.body]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        if isinstance(n, S.BlockRealize):
-            if "R" in binding_kinds(n).get(loop.loop_var, ()):
-                return False
-        stack.extend(_child_stmts(n))
-    return True
+    return not any("R" in binding_kinds(r).get(loop.loop_var, ()) for r, _ in iter_block_realizes(loop.body))
 
 
 def _reads(blk: S.Block) -> list:

@@ -23,6 +23,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.dtype import nbytes
 from ..ir.function import PrimFunc
+from ..ir.stmt_functor import StmtVisitor
 from .block_info import expr_nodes, vars_in
 
 FEATURE_VERSION = 3
@@ -160,51 +161,51 @@ class _Store:
         self.in_reduction_block = in_reduction_block
 
 
+class _StoreCollector(StmtVisitor):
+    """One ``_Store`` per store, in program order. Context passed down the walk: the loops around the
+    statement (outermost first), the linear form of each block iteration variable in loop variables, the
+    enclosing block, and the loops an ``init`` statement runs under (None outside inits)."""
+
+    def __init__(self):
+        self.stores: list[_Store] = []
+
+    def visit_For(self, node: S.For, loops: list, env: dict, block, init_loops):
+        ext = node.extent.value if isinstance(node.extent, E.IntImm) else UNKNOWN_EXTENT
+        step = int(node.annotations.get("pragma_auto_unroll_max_step", 0) or 0)
+        self.visit(node.body, loops + [_Loop(node.loop_var, ext, node.kind, step)], env, block, init_loops)
+
+    def visit_BlockRealize(self, node: S.BlockRealize, loops: list, env: dict, block, init_loops):
+        blk = node.block
+        new_env = dict(env)
+        spatial_vars: set = set()
+        for iv, val in zip(blk.iter_vars, node.iter_values):
+            form = _lin(val, env)
+            new_env[iv.var] = form
+            if iv.iter_type == "S":
+                spatial_vars.update(v for v, c in form.coef.items() if c)
+        if blk.init is not None:
+            # the init runs once per spatial point: only loops feeding spatial bindings count
+            init_l = [lp for lp in loops if lp.var in spatial_vars]
+            self.visit(blk.init, loops, new_env, blk, init_l)
+        self.visit(blk.body, loops, new_env, blk, None)
+
+    def visit_Block(self, node: S.Block, loops: list, env: dict, block, init_loops):
+        self.visit(node.body, loops, env, node, init_loops)
+
+    def visit_BufferStore(self, node: S.BufferStore, loops: list, env: dict, block, init_loops):
+        acc = [_Access(node.buffer, [_lin(i, env) for i in node.indices], True)]
+        for ld in _loads(node.value):
+            acc.append(_Access(ld.buffer, [_lin(i, env) for i in ld.indices], False))
+        fl, it = _count_ops(node.value)
+        is_init = init_loops is not None
+        self.stores.append(_Store(init_loops if is_init else loops, acc, fl, it, is_init,
+                                  block is not None and block.is_reduction))
+
+
 def _collect_stores(func: PrimFunc) -> list[_Store]:
-    stores: list[_Store] = []
-
-    def walk(node, loops: list, env: dict, block, init_loops):
-        if node is None:
-            return
-        if isinstance(node, S.SeqStmt):
-            for s in node.seq:
-                walk(s, loops, env, block, init_loops)
-        elif isinstance(node, S.For):
-            ext = node.extent.value if isinstance(node.extent, E.IntImm) else UNKNOWN_EXTENT
-            step = int(node.annotations.get("pragma_auto_unroll_max_step", 0) or 0)
-            walk(node.body, loops + [_Loop(node.loop_var, ext, node.kind, step)], env, block, init_loops)
-        elif isinstance(node, S.BlockRealize):
-            blk = node.block
-            new_env = dict(env)
-            spatial_vars: set = set()
-            for iv, val in zip(blk.iter_vars, node.iter_values):
-                form = _lin(val, env)
-                new_env[iv.var] = form
-                if iv.iter_type == "S":
-                    spatial_vars.update(v for v, c in form.coef.items() if c)
-            if blk.init is not None:
-                # the init runs once per spatial point: only loops feeding spatial bindings count
-                init_l = [lp for lp in loops if lp.var in spatial_vars]
-                walk(blk.init, loops, new_env, blk, init_l)
-            walk(blk.body, loops, new_env, blk, None)
-        elif isinstance(node, S.Block):
-            walk(node.body, loops, env, node, init_loops)
-        elif isinstance(node, S.BufferStore):
-            acc = [_Access(node.buffer, [_lin(i, env) for i in node.indices], True)]
-            for ld in _loads(node.value):
-                acc.append(_Access(ld.buffer, [_lin(i, env) for i in ld.indices], False))
-            fl, it = _count_ops(node.value)
-            is_init = init_loops is not None
-            stores.append(_Store(init_loops if is_init else loops, acc, fl, it, is_init,
-                                 block is not None and block.is_reduction))
-        elif isinstance(node, S.IfThenElse):
-            walk(node.then_case, loops, env, block, init_loops)
-            walk(node.else_case, loops, env, block, init_loops)
-        elif isinstance(node, S.Allocate):
-            walk(node.body, loops, env, block, init_loops)
-
-    walk(func.body, [], {}, None, None)
-    return stores
+    collector = _StoreCollector()
+    collector.visit(func.body, [], {}, None, None)
+    return collector.stores
 
 
 # -------------------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..codegen.code_size import code_size, gathered_lanes, unrolled_size  # noqa
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
+from ..ir.stmt_functor import StmtVisitor
 from ..schedule import Schedule, ScheduleError
 from . import block_info
 from .space import PARALLEL_KEY, UNROLL_KEY, VECTORIZE_KEY
@@ -144,38 +145,34 @@ class VerifyProgram(Postproc):
 
 def verify_program(func: PrimFunc, max_vector_lanes: int = 256) -> None:
     """Raise ``PostprocError`` for bad loop extents, nested or racy parallel or vector loops."""
-    reduction_vars = None
-    stack = [(func.body, False)]
-    while stack:
-        node, in_parallel = stack.pop()
-        if isinstance(node, S.For):
-            if isinstance(node.extent, E.IntImm) and node.extent.value < 1:
-                raise PostprocError(f"loop {node.loop_var.name} has extent {node.extent.value}")
-            if node.kind == "parallel" and in_parallel:
-                raise PostprocError(f"parallel loop {node.loop_var.name} is nested in another parallel loop")
-            if node.kind in ("parallel", "vectorized") and reduction_vars is None:
-                reduction_vars = block_info.reduction_bound_vars(func)
-            if node.kind in ("parallel", "vectorized") and node.loop_var in reduction_vars:
+    _ProgramChecker(func, max_vector_lanes).visit(func.body, False)
+
+
+class _ProgramChecker(StmtVisitor):
+    """``verify_program``'s walk; ``in_parallel`` (passed down) says whether a parallel loop is around."""
+
+    def __init__(self, func: PrimFunc, max_vector_lanes: int):
+        self.func = func
+        self.max_vector_lanes = max_vector_lanes
+        self.reduction_vars = None  # computed when the first parallel or vector loop needs them
+
+    def visit_For(self, node: S.For, in_parallel: bool):
+        if isinstance(node.extent, E.IntImm) and node.extent.value < 1:
+            raise PostprocError(f"loop {node.loop_var.name} has extent {node.extent.value}")
+        if node.kind == "parallel" and in_parallel:
+            raise PostprocError(f"parallel loop {node.loop_var.name} is nested in another parallel loop")
+        if node.kind in ("parallel", "vectorized"):
+            if self.reduction_vars is None:
+                self.reduction_vars = block_info.reduction_bound_vars(self.func)
+            if node.loop_var in self.reduction_vars:
                 raise PostprocError(f"{node.kind} loop {node.loop_var.name} is bound to a reduction variable "
                                     "(its iterations would race)")
-            if node.kind == "vectorized":
-                ext = node.const_extent()
-                if ext is None or ext > max_vector_lanes:
-                    raise PostprocError(f"vectorized loop {node.loop_var.name} has extent {ext} "
-                                        f"(at most {max_vector_lanes} lanes)")
-            stack.append((node.body, in_parallel or node.kind == "parallel"))
-        elif isinstance(node, S.BlockRealize):
-            stack.append((node.block.body, in_parallel))
-            if node.block.init is not None:
-                stack.append((node.block.init, in_parallel))
-        elif isinstance(node, S.SeqStmt):
-            stack.extend((c, in_parallel) for c in node.seq)
-        elif isinstance(node, S.Allocate):
-            stack.append((node.body, in_parallel))
-        elif isinstance(node, S.IfThenElse):
-            stack.append((node.then_case, in_parallel))
-            if node.else_case is not None:
-                stack.append((node.else_case, in_parallel))
+        if node.kind == "vectorized":
+            ext = node.const_extent()
+            if ext is None or ext > self.max_vector_lanes:
+                raise PostprocError(f"vectorized loop {node.loop_var.name} has extent {ext} "
+                                    f"(at most {self.max_vector_lanes} lanes)")
+        self.visit(node.body, in_parallel or node.kind == "parallel")
 
 
 class VerifyCodeSize(Postproc):

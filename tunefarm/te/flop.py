@@ -17,6 +17,7 @@ from ..ir.arith import simplify
 from ..ir.dtype import is_float
 from ..ir.function import PrimFunc
 from ..ir.functor import substitute
+from ..ir.stmt_functor import StmtFunctor
 
 _ARITH = frozenset({"+", "-", "*", "/", "//", "%", "min", "max"})
 
@@ -50,7 +51,9 @@ def _expr_ops(e) -> tuple[int, bool]:
     return 0, False
 
 
-class _Counter:
+class _Counter(StmtFunctor):
+    """Operations of one run of a statement (``vmap`` sizes the symbolic dimensions)."""
+
     def __init__(self, vmap: dict):
         self.vmap = vmap
 
@@ -61,25 +64,30 @@ class _Counter:
                              "dims={'name': size} for the symbolic dimensions to estimate_flop")
         return ext.value
 
-    def stmt(self, s) -> int:
-        if s is None:
-            return 0
-        if isinstance(s, S.BufferStore):
-            return _expr_ops(s.value)[0]
-        if isinstance(s, S.SeqStmt):
-            return sum(self.stmt(x) for x in s.seq)
-        if isinstance(s, S.For):
-            return self.extent(s) * self.stmt(s.body)
-        if isinstance(s, S.BlockRealize):
-            return self.stmt(s.block)
-        if isinstance(s, S.Block):
-            return self.stmt(s.body)  # init stores identities: no arithmetic worth counting
-        if isinstance(s, S.IfThenElse):
-            return max(self.stmt(s.then_case), self.stmt(s.else_case))
-        if isinstance(s, S.Allocate):
-            return self.stmt(s.body)
-        if isinstance(s, S.Evaluate):
-            return _expr_ops(s.value)[0]
+    def visit_BufferStore(self, s: S.BufferStore) -> int:
+        return _expr_ops(s.value)[0]
+
+    visit_Evaluate = visit_BufferStore
+
+    def visit_SeqStmt(self, s: S.SeqStmt) -> int:
+        return sum(self.visit(x) for x in s.seq)
+
+    def visit_For(self, s: S.For) -> int:
+        return self.extent(s) * self.visit(s.body)
+
+    def visit_BlockRealize(self, s: S.BlockRealize) -> int:
+        return self.visit(s.block)
+
+    def visit_Block(self, s: S.Block) -> int:
+        return self.visit(s.body)  # init stores identities: no arithmetic worth counting
+
+    def visit_IfThenElse(self, s: S.IfThenElse) -> int:
+        return max(self.visit(s.then_case), self.visit(s.else_case) or 0)
+
+    def visit_Allocate(self, s: S.Allocate) -> int:
+        return self.visit(s.body)
+
+    def generic_visit(self, s):
         raise TypeError(f"estimate_flop: unexpected statement {type(s).__name__}")
 
 
@@ -104,7 +112,7 @@ def estimate_flop(func, dims: Mapping | None = None) -> float:
     all of its PrimFuncs (each takes the ``dims`` entries naming its own symbolic dimensions).
     """
     if isinstance(func, PrimFunc):
-        return float(_Counter(_dims_map(func, dims)).stmt(func.body))
+        return float(_Counter(_dims_map(func, dims)).visit(func.body))
     if isinstance(func, Mapping) and hasattr(func, "prim_funcs"):
         total = 0.0
         for f in func.prim_funcs().values():

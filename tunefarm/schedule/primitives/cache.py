@@ -22,6 +22,7 @@ from ...ir.arith import add_int, simplify, sub_int
 from ...ir.buffer import SCOPES, Buffer
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
+from ...ir.stmt_functor import seq_items
 from ..error import ScheduleError
 from ..tree import enclosing_block, find_block, func_index, loops_above, map_path, replace_path, replace_path_tracked
 from . import dataflow as D
@@ -109,7 +110,7 @@ def _install(func: PrimFunc, scope_name: str, new_buf: Buffer, position: int, ne
     if path is None:
         path = find_block(func, scope_name, "cache")
     scope = path[-1].block
-    items = D.stmt_items(scope.body)
+    items = seq_items(scope.body)
     items.insert(position, nest)
     new_scope = scope.replace(body=S.seq(items), alloc_buffers=scope.alloc_buffers + (new_buf,))
     return replace_path(func, path, path[-1].replace(block=new_scope))
@@ -130,7 +131,7 @@ def cache_read(func: PrimFunc, block: str, read_buffer_index: int, storage_scope
     if buf in me.writes:
         raise ScheduleError(prim, f"block {block!r} also writes {buf.name!r}; cache_write is the primitive "
                                   "for buffers a block writes")
-    items = D.stmt_items(scope.body)
+    items = seq_items(scope.body)
     mine = D.child_index_containing(items, me)
     position = 0
     for w in info.writers(buf, exclude=me):
@@ -176,7 +177,7 @@ def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_sco
     if buf in me.reads and blk.init is None:
         raise ScheduleError(prim, f"block {block!r} reads {buf.name!r} before writing it (no init); the cache "
                                   "would not hold the earlier values")
-    items = D.stmt_items(scope.body)
+    items = seq_items(scope.body)
     mine = D.child_index_containing(items, me)
     for other in info.sites:
         if other is not me and D.child_index_containing(items, other) == mine and buf in (other.reads | other.writes):

@@ -31,7 +31,8 @@ from ...ir.arith import simplify
 from ...ir.buffer import Buffer
 from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, substitute
-from ..tree import iter_paths, loop_bounds
+from ...ir.stmt_functor import StmtVisitor, iter_stmts
+from ..tree import loop_bounds
 from . import dataflow as D
 
 
@@ -43,63 +44,59 @@ class _Site:
         self.indices = indices
 
 
+class _SiteCollector(StmtVisitor):
+    """``_collect_sites``'s walk. Passed down: the loops around a statement (outermost first, their ranges
+    in the variables of the block being compacted) and each enclosing block iteration variable's binding
+    in those variables."""
+
+    def __init__(self, buf: Buffer):
+        self.buf = buf
+        self.sites: list[_Site] = []
+        self.bad = False  # the buffer shows up where it cannot be rewritten
+
+    def _loads(self, e, loops, vmap) -> None:
+        for ld in D.loads_of(e, self.buf):
+            self.sites.append(_Site(loops, [substitute(i, vmap) for i in ld.indices]))
+
+    def _touches(self, *exprs) -> None:
+        if any(D.loads_of(e, self.buf) for e in exprs):
+            self.bad = True
+
+    def visit_For(self, s: S.For, loops: tuple, vmap: dict):
+        self._touches(s.min, s.extent)
+        lp = s if not vmap else s.replace(min=substitute(s.min, vmap), extent=substitute(s.extent, vmap))
+        self.visit(s.body, loops + (lp,), vmap)
+
+    def visit_BlockRealize(self, s: S.BlockRealize, loops: tuple, vmap: dict):
+        self._touches(*s.iter_values, s.predicate)
+        inner = dict(vmap)
+        for iv, v in zip(s.block.iter_vars, s.iter_values):
+            inner[iv.var] = substitute(v, vmap)
+        self.visit(s.block, loops, inner)
+
+    def visit_BufferStore(self, s: S.BufferStore, loops: tuple, vmap: dict):
+        if s.buffer is self.buf:
+            self.sites.append(_Site(loops, [substitute(i, vmap) for i in s.indices]))
+        self._loads(s.value, loops, vmap)
+        for i in s.indices:
+            self._loads(i, loops, vmap)
+
+    def visit_IfThenElse(self, s: S.IfThenElse, loops: tuple, vmap: dict):
+        self._touches(s.condition)
+        self.generic_visit(s, loops, vmap)
+
+    def visit_Evaluate(self, s: S.Evaluate, loops: tuple, vmap: dict):
+        self._loads(s.value, loops, vmap)
+
+
 def _collect_sites(block: S.Block, buf: Buffer) -> list[_Site] | None:
     """Every access to ``buf`` below ``block``: loops around it and indices in loop variables.
 
     None when the buffer shows up where it cannot be rewritten (a binding, a loop bound, a condition).
     """
-    sites: list[_Site] = []
-    bad = False
-
-    def expr(e, loops, vmap):
-        for ld in D.loads_of(e, buf):
-            sites.append(_Site(loops, [substitute(i, vmap) for i in ld.indices]))
-
-    def touches(e) -> bool:
-        return bool(D.loads_of(e, buf))
-
-    def stmt(s, loops, vmap):
-        nonlocal bad
-        if s is None:
-            return
-        if isinstance(s, S.SeqStmt):
-            for x in s.seq:
-                stmt(x, loops, vmap)
-        elif isinstance(s, S.For):
-            if touches(s.min) or touches(s.extent):
-                bad = True
-            lp = s if not vmap else s.replace(min=substitute(s.min, vmap), extent=substitute(s.extent, vmap))
-            stmt(s.body, loops + (lp,), vmap)
-        elif isinstance(s, S.BlockRealize):
-            if any(touches(v) for v in s.iter_values) or touches(s.predicate):
-                bad = True
-            inner = dict(vmap)
-            for iv, v in zip(s.block.iter_vars, s.iter_values):
-                inner[iv.var] = substitute(v, vmap)
-            stmt(s.block.init, loops, inner)
-            stmt(s.block.body, loops, inner)
-        elif isinstance(s, S.Block):
-            stmt(s.init, loops, vmap)
-            stmt(s.body, loops, vmap)
-        elif isinstance(s, S.BufferStore):
-            if s.buffer is buf:
-                sites.append(_Site(loops, [substitute(i, vmap) for i in s.indices]))
-            expr(s.value, loops, vmap)
-            for i in s.indices:
-                expr(i, loops, vmap)
-        elif isinstance(s, S.IfThenElse):
-            if touches(s.condition):
-                bad = True
-            stmt(s.then_case, loops, vmap)
-            stmt(s.else_case, loops, vmap)
-        elif isinstance(s, S.Allocate):
-            stmt(s.body, loops, vmap)
-        elif isinstance(s, S.Evaluate):
-            expr(s.value, loops, vmap)
-
-    stmt(block.init, (), {})
-    stmt(block.body, (), {})
-    return None if bad else sites
+    collector = _SiteCollector(buf)
+    collector.visit(block, (), {})
+    return None if collector.bad else collector.sites
 
 
 def _common_prefix(sites) -> list[S.For]:
@@ -331,8 +328,7 @@ def compact_buffer_allocations(func: PrimFunc, infer_regions: bool = True) -> Pr
     if not (isinstance(func.body, S.BlockRealize) and func.body.block.name == "root"):
         return func  # not in block form (already lowered): nothing to do
     todo = []
-    for path in iter_paths(func.body):
-        n = path[-1]
+    for n in iter_stmts(func.body):
         if isinstance(n, S.Block):
             todo.extend(b for b in n.alloc_buffers if b.scope == "local")
     for buf in todo:

@@ -27,6 +27,7 @@ from ...ir.arith import (add_int, affine_coefficients, const_bound, simplified_b
                          sub_int)
 from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, collect_vars, substitute
+from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import all_loops_above, enclosing_block, func_index, loop_bounds, loops_above, replace_path_tracked
 from . import dataflow as D
@@ -39,9 +40,7 @@ _REV_INLINE = "reverse_compute_inline"
 # Inline
 # ----------------------------------------------------------------------------------------------------------
 def _single_store(block: S.Block, prim: str) -> S.BufferStore:
-    body = block.body
-    while isinstance(body, S.SeqStmt) and len(body.seq) == 1:
-        body = body.seq[0]
+    body = unwrap_seq(block.body)
     if not isinstance(body, S.BufferStore):
         raise ScheduleError(prim, f"block {block.name!r} must consist of a single buffer store "
                                   f"(found {type(body).__name__})")
@@ -406,7 +405,7 @@ class _Move:
 
     def apply(self, func: PrimFunc) -> PrimFunc:
         loop = self.loop_path[-1]
-        items = D.stmt_items(loop.body)
+        items = seq_items(loop.body)
         items.insert(self.position, self.nest)
         func, mapping = replace_path_tracked(func, self.loop_path, loop.replace(body=S.seq(items)))
         return D.remove_block_at(func, D.path_after_edit(func, self.old_path, mapping))
@@ -442,7 +441,7 @@ def _plan_compute_at(func, block, loop, preserve_unit_loops, prim="compute_at") 
         if not c.under(L):
             raise ScheduleError(prim, f"loop {loop.name!r} does not cover consumer block {c.name!r} of "
                                       f"{block!r}: every consumer must be under the target loop")
-    items = D.stmt_items(L.body)
+    items = seq_items(L.body)
     position = min(D.child_index_containing(items, c) for c in consumers)
     ins_order = info.order[items[position]]
     for x in info.sites:
@@ -533,7 +532,7 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops, prim="rever
             if "R" in kinds.get(lp.loop_var, ()) and not any(lp is b for b in below):
                 raise ScheduleError(prim, f"producer {p.name!r} reduces over loop {lp.loop_var.name!r}, which is "
                                           f"not inside loop {loop.name!r}: its result is not final there")
-    items = D.stmt_items(L.body)
+    items = seq_items(L.body)
     position = max(D.child_index_containing(items, p) for p in producers) + 1
     outer_loops = all_loops_above(lpath) + [L]
     bounds = loop_bounds(outer_loops)

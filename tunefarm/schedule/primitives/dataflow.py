@@ -24,8 +24,9 @@ from ...ir.function import PrimFunc
 from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
 from ...ir.memo import NodeCache
 from ...ir.regions import infer_block_regions
+from ...ir.stmt_functor import iter_block_realizes, stmt_children
 from ..error import ScheduleError
-from ..tree import _children, func_index, iter_paths, map_path, path_of, replace_path
+from ..tree import func_index, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -369,10 +370,8 @@ def accessed_buffers(block: S.Block) -> tuple[frozenset, frozenset]:
 
 def _allocated_inside(block: S.Block) -> set:
     out = set(block.alloc_buffers)
-    for path in iter_paths(block.body):
-        n = path[-1]
-        if isinstance(n, S.BlockRealize):
-            out.update(n.block.alloc_buffers)
+    for realize, _ in iter_block_realizes(block.body):
+        out.update(realize.block.alloc_buffers)
     return out
 
 
@@ -409,10 +408,10 @@ class ScopeInfo:
     def last_order_under(self, node) -> int:
         """The largest pre-order index inside ``node``'s subtree: that of its last descendant in pre-order,
         reached by always taking the last child."""
-        kids = _children(node)
+        kids = stmt_children(node)
         while kids:
             node = kids[-1]
-            kids = _children(node)
+            kids = stmt_children(node)
         return self.order[node]
 
 
@@ -457,10 +456,6 @@ def fresh_name(func: PrimFunc, base: str, taken=()) -> str:
     while f"{base}_{k}" in used or f"{base}_{k}" in taken:
         k += 1
     return f"{base}_{k}"
-
-
-def stmt_items(body) -> list:
-    return list(body.seq) if isinstance(body, S.SeqStmt) else [body]
 
 
 def child_index_containing(items, site: BlockSite) -> int | None:

@@ -16,6 +16,7 @@ from ...ir import stmt as S
 from ...ir.arith import add_int, mul_int, simplify
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
+from ...ir.stmt_functor import StmtMutator
 from ..error import ScheduleError
 from ..tree import all_loops_above, find_loop, for_with, func_index, loop_bounds, realize_with, replace_path
 from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block, uses_any
@@ -24,7 +25,7 @@ from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block, u
 # ----------------------------------------------------------------------------------------------------------
 # Rewriting the bindings below a changed loop
 # ----------------------------------------------------------------------------------------------------------
-class _Rebinder:
+class _Rebinder(StmtMutator):
     """Substitutes removed loop variables in everything below the changed loop.
 
     Only loop ranges, block bindings, predicates and conditions can mention a loop variable (blocks are
@@ -51,59 +52,56 @@ class _Rebinder:
         g = simplify(self.guard, bounds)
         return None if isinstance(g, E.IntImm) and g.value else g
 
-    def stmt(self, s, bounds: dict):
-        """``s`` rebound; ``bounds`` holds the loops around it (updated in place while visiting a loop's
-        body, and restored after)."""
-        if isinstance(s, S.For):
-            mn, ext = self._expr(s.min, bounds), self._expr(s.extent, bounds)
-            if isinstance(mn, E.IntImm) and isinstance(ext, E.IntImm):
-                var = s.loop_var
-                saved = bounds.get(var, _ABSENT)
-                bounds[var] = (mn.value, mn.value + ext.value - 1)
-                try:
-                    body = self.stmt(s.body, bounds)
-                finally:
-                    if saved is _ABSENT:
-                        del bounds[var]
-                    else:
-                        bounds[var] = saved
-            else:
-                body = self.stmt(s.body, bounds)
-            if mn is s.min and ext is s.extent and body is s.body:
-                return s
-            if type(s) is S.For:
-                return for_with(s, mn, ext, body)
-            return s.replace(min=mn, extent=ext, body=body)
-        if isinstance(s, S.SeqStmt):
-            items = [self.stmt(x, bounds) for x in s.seq]
-            for a, b in zip(items, s.seq):
-                if a is not b:
-                    return S.SeqStmt(items)
+    # ``bounds`` (passed down) holds the ranges of the loops around a statement; a loop's entry is set while
+    # its body is visited, and restored after
+    def visit_For(self, s: S.For, bounds: dict):
+        mn, ext = self._expr(s.min, bounds), self._expr(s.extent, bounds)
+        if isinstance(mn, E.IntImm) and isinstance(ext, E.IntImm):
+            var = s.loop_var
+            saved = bounds.get(var, _ABSENT)
+            bounds[var] = (mn.value, mn.value + ext.value - 1)
+            try:
+                body = self.visit(s.body, bounds)
+            finally:
+                if saved is _ABSENT:
+                    del bounds[var]
+                else:
+                    bounds[var] = saved
+        else:
+            body = self.visit(s.body, bounds)
+        if mn is s.min and ext is s.extent and body is s.body:
             return s
-        if isinstance(s, S.BlockRealize):
-            values = [self._expr(v, bounds) for v in s.iter_values]
-            pred = self._expr(s.predicate, bounds)
-            g = self._guard(bounds)
-            if g is not None:
-                pred = E.logical_and(pred, g)
-            if pred is s.predicate and all(a is b for a, b in zip(values, s.iter_values)):
-                return s
-            if type(s) is S.BlockRealize:
-                return realize_with(s, tuple(values), pred, s.block)
-            return s.replace(iter_values=tuple(values), predicate=pred)
-        if isinstance(s, S.IfThenElse):
-            cond = self._expr(s.condition, bounds)
-            then = self.stmt(s.then_case, bounds)
-            other = self.stmt(s.else_case, bounds) if s.else_case is not None else None
-            if cond is s.condition and then is s.then_case and other is s.else_case:
-                return s
-            return S.IfThenElse(cond, then, other)
-        if isinstance(s, S.Allocate):
-            body = self.stmt(s.body, bounds)
-            return s if body is s.body else s.replace(body=body)
-        new = substitute(s, self.vmap)  # a loose store/evaluate directly under loops
+        if type(s) is S.For:
+            return for_with(s, mn, ext, body)
+        return s.replace(min=mn, extent=ext, body=body)
+
+    def visit_BlockRealize(self, s: S.BlockRealize, bounds: dict):
+        values = [self._expr(v, bounds) for v in s.iter_values]
+        pred = self._expr(s.predicate, bounds)
+        g = self._guard(bounds)
+        if g is not None:
+            pred = E.logical_and(pred, g)
+        if pred is s.predicate and all(a is b for a, b in zip(values, s.iter_values)):
+            return s
+        if type(s) is S.BlockRealize:
+            return realize_with(s, tuple(values), pred, s.block)
+        return s.replace(iter_values=tuple(values), predicate=pred)
+
+    def visit_IfThenElse(self, s: S.IfThenElse, bounds: dict):
+        cond = self._expr(s.condition, bounds)
+        then = self.visit(s.then_case, bounds)
+        other = self.visit(s.else_case, bounds)
+        if cond is s.condition and then is s.then_case and other is s.else_case:
+            return s
+        return S.IfThenElse(cond, then, other)
+
+    def _loose(self, s, bounds: dict):
+        """A store or evaluate directly under loops: substituted, and guarded by an ``if``."""
+        new = substitute(s, self.vmap)
         g = self._guard(bounds)
         return new if g is None else S.IfThenElse(g, new)
+
+    visit_BufferStore = visit_Evaluate = visit_Block = _loose
 
 
 _ABSENT = object()
@@ -209,7 +207,7 @@ def split(func: PrimFunc, loop: E.Var, factors, preserve_unit_iters: bool = True
         if isinstance(ext, E.IntImm):
             bounds[v] = (0, ext.value - 1)
     value = add_int(node.min, fused)
-    body = _Rebinder({loop: value}, guard).stmt(node.body, bounds)
+    body = _Rebinder({loop: value}, guard).visit(node.body, bounds)
     for v, ext in reversed(list(zip(new_vars, extents))):
         body = S.For(v, _const(0, dtype), ext, "serial", body)
     return replace_path(func, path, body), new_vars
@@ -278,7 +276,7 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
                 value = E.cast(n.loop_var.dtype, value)
         vmap[n.loop_var] = value
         stride = ext if stride is None else mul_int(ext, stride)
-    body = _Rebinder(vmap, None).stmt(nodes[-1].body, bounds)
+    body = _Rebinder(vmap, None).visit(nodes[-1].body, bounds)
     new = S.For(fused, _const(0, dtype), total, "serial", body)
     return replace_path(func, path, new), fused
 

@@ -11,29 +11,14 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
 from ...ir.functor import collect_buffer_accesses
+from ...ir.stmt_functor import iter_block_realizes
 from ..error import ScheduleError
 from ..tree import enclosing_block, find_block, find_loop, loops_above
 
 
 def blocks_under(stmt) -> list[S.BlockRealize]:
     """The block realizes below ``stmt`` that are not nested inside another block, in program order."""
-    out: list[S.BlockRealize] = []
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        if isinstance(node, S.BlockRealize):
-            out.append(node)
-        elif isinstance(node, S.SeqStmt):
-            stack.extend(reversed(node.seq))
-        elif isinstance(node, (S.For, S.Allocate)):
-            stack.append(node.body)
-        elif isinstance(node, S.IfThenElse):
-            if node.else_case is not None:
-                stack.append(node.else_case)
-            stack.append(node.then_case)
-    return out
+    return [r for r, _ in iter_block_realizes(stmt, nested=False)]
 
 
 def expr_vars(e) -> set:

@@ -21,6 +21,7 @@ from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
 from ...ir.functor import collect_vars, substitute, uses_var
+from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import (enclosing_block, find_block, find_loop, func_index, loops_above, map_path, replace_path,
                     replace_path_tracked)
@@ -144,9 +145,7 @@ def _same_indices(a, b) -> bool:
 
 def _match_reduction(prim: str, blk: S.Block):
     """``(store, op, rhs, load_first)`` for ``C[i] = C[i] op rhs`` (or ``rhs op C[i]``)."""
-    body = blk.body
-    while isinstance(body, S.SeqStmt) and len(body.seq) == 1:
-        body = body.seq[0]
+    body = unwrap_seq(blk.body)
     if not isinstance(body, S.BufferStore):
         raise ScheduleError(prim, f"block {blk.name!r} must be a single store 'C[...] = C[...] op value'")
     v = body.value
@@ -215,7 +214,7 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
     scope = enclosing_block(bpath)
     info = D.ScopeInfo(func, scope)
     me = info.site(realize)
-    items = D.stmt_items(scope.body)
+    items = seq_items(scope.body)
     mine = D.child_index_containing(items, me)
     for other in info.sites:
         if other is not me and D.child_index_containing(items, other) == mine and \
@@ -294,7 +293,7 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
     else:
         spath = find_block(func, scope.name, prim)
     sblock = spath[-1].block
-    new_items = D.stmt_items(sblock.body)
+    new_items = seq_items(sblock.body)
     new_items.insert(mine + 1, wb)
     sblock = sblock.replace(body=S.seq(new_items), alloc_buffers=sblock.alloc_buffers + (rf_buf,))
     func = replace_path(func, spath, spath[-1].replace(block=sblock))
