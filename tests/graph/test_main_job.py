@@ -97,7 +97,7 @@ def test_nothing_to_measure_starts_no_ray_and_bad_input_fails_before(tmp_path):
 
 def test_a_build_that_drifts_from_numpy_fails_the_check_and_names_itself(mlp_params):
     from tunefarm.graph.main_job import CheckFailed, check_against_numpy
-    from tunefarm.graph.models import mlp_reference
+    from tunefarm.nn.models import mlp_reference
 
     with pytest.raises(CheckFailed, match="batch 3: the untuned model differs from numpy by 1.0.e-03"):
         check_against_numpy(lambda x: mlp_reference(x, mlp_params) + 1e-3, mlp_params, 3, what="untuned model")

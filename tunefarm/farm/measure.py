@@ -36,6 +36,7 @@ import numpy as np
 # heavy imports at module level: a worker preloads this handler module before it reports ready, so they are
 # not charged to the first trial's budget (the farm's driver names the handler and never imports it)
 from tunefarm.codegen import compile_funcs
+from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.ir.serialize import from_json
 from tunefarm.runtime import Module, aligned
 from tunefarm.schedule import ScheduleError, Trace
@@ -296,8 +297,6 @@ def rewrite_layout_free(func) -> tuple[object, list]:
     indices = func.attrs.get("layout_free_buffers") or ()
     if not indices:
         return func, []
-    from tunefarm.graph.layout import rewrite_layout
-
     packers = []
     for i in sorted({int(i) for i in indices}):
         r = rewrite_layout(func, i)

@@ -25,19 +25,10 @@ def _logging() -> None:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s [%(levelname)s] %(message)s")
 
 
-def convnet():
-    """conv(1->8, 3x3, pad 1) - ReLU - maxpool 2 - conv(8->16, 3x3) - ReLU - maxpool 2 - flatten - 64 - 10."""
-    from .. import nn
-
-    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1, seed=1), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Conv2d(8, 16, 3, seed=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-                         nn.Linear(16 * 6 * 6, 64, seed=3), nn.ReLU(), nn.Linear(64, 10, seed=4))
-
-
 def load_model(name: str, params_path: str | None, batch: int):
     """``(IRModule, params)`` of a named model for one batch size."""
     from ..nn import spec
-    from .models import mlp
+    from ..nn.models import convnet, mlp
     from .params import find_mlp_params, load_params
 
     if batch < 1:

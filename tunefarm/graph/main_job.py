@@ -57,7 +57,7 @@ def torch_mlp(params: dict):
 
 def check_against_numpy(exe, params: dict, batch: int, seed: int = 0, what: str = "compiled MLP") -> float:
     """Max abs error over ``CHECK_ROWS`` random inputs; raises CheckFailed beyond 1e-4 or on an argmax change."""
-    from .models import mlp_reference
+    from ..nn.models import mlp_reference
 
     rng = np.random.default_rng(seed)
     calls = max(1, CHECK_ROWS // batch)
@@ -116,7 +116,7 @@ def latency_rows(batch: int, samples: dict[str, list[float]]) -> list[dict]:
 
 
 def _contenders(tuned, untuned, params: dict, x: np.ndarray) -> dict:
-    from .models import mlp_reference
+    from ..nn.models import mlp_reference
 
     contenders = {"untuned": (untuned, (x,)), "tuned": (tuned, (x,)), "numpy": (mlp_reference, (x, params))}
     t = torch_mlp(params)
@@ -167,7 +167,7 @@ def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str 
     from ..database import Database
     from ..nn import spec
     from ..tuning.api import resolve_target
-    from .models import mlp
+    from ..nn.models import mlp
     from .params import find_mlp_params
 
     params, source = find_mlp_params(params_path)
