@@ -14,7 +14,7 @@ import ray
 from .candidate import Candidate
 from .journal import TrialJournal, journal_dir
 from .measure import internal_error_result, make_measurer
-from .progress import Progress
+from .trial_clock import TrialClock
 
 
 @ray.remote(concurrency_groups={"control": 1})
@@ -25,7 +25,7 @@ class MeasureWorker:
             import tunefarm.ir.serialize  # noqa: F401
             import tunefarm.runtime  # noqa: F401
             import tunefarm.schedule  # noqa: F401
-        self._progress = Progress()
+        self._clock = TrialClock()
         ctx = ray.get_runtime_context()
         self._journal = TrialJournal(os.path.join(journal_dir(), f"{ctx.get_actor_id()}.json"))
 
@@ -43,12 +43,12 @@ class MeasureWorker:
             wire[1] = workload
             cand = Candidate.from_wire(tuple(wire))
             self._journal.started(token)
-            self._progress.start(token)
-            result = self._measurer.measure(cand, self._progress)
+            self._clock.start(token)
+            result = self._measurer.measure(cand, self._clock)
         except Exception as e:  # noqa: BLE001 - never lose the reply
             result = internal_error_result(e, host)
         finally:
-            self._progress.finish()
+            self._clock.finish()
         out = result.to_dict()
         self._journal.finished(token, out, self._measurer.compiles)
         if getattr(self._measurer, "exit_after_reply_is_journalled", False):
@@ -57,4 +57,4 @@ class MeasureWorker:
 
     @ray.method(concurrency_group="control")
     def progress(self) -> dict:
-        return self._progress.snapshot()
+        return self._clock.snapshot()
