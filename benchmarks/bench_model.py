@@ -50,9 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tunefarm  # noqa: E402
 from tunefarm import nn  # noqa: E402
-from tunefarm.graph.main_job import check_against_numpy, make_farm, torch_mlp  # noqa: E402
-from tunefarm.graph.models import mlp, mlp_reference  # noqa: E402
+from tunefarm.cli.main_job import check_against_numpy, make_farm, torch_mlp  # noqa: E402
 from tunefarm.graph.params import find_mlp_params  # noqa: E402
+from tunefarm.nn.models import mlp, mlp_reference  # noqa: E402
 
 TVM_US = {1: 5.1, 64: 116.0}
 REFERENCE_US = {"numpy": {1: 8.5, 64: 184.0}, "torch": {1: 12.8, 64: 150.0}}

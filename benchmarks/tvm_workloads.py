@@ -110,5 +110,5 @@ def mlp_module(params: dict, batch: int) -> tvm.IRModule:
 
 
 def mlp_reference(x: np.ndarray, params: dict) -> np.ndarray:
-    """numpy's MLP (the same expression as ``tunefarm.graph.models.mlp_reference``)."""
+    """numpy's MLP (the same expression as ``tunefarm.nn.models.mlp_reference``)."""
     return np.maximum(x @ params["w0"].T + params["b0"], 0) @ params["w1"].T + params["b1"]

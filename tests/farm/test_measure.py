@@ -11,7 +11,7 @@ from farm_programs import (EMPTY_TRACE, HOST, add_func, candidate, matmul_func, 
 from tunefarm.farm import Candidate, MeasureStatus
 from tunefarm.farm.check import compare_output, make_arrays, output_params, tolerance, workload_seed
 from tunefarm.farm.measure import Measurer
-from tunefarm.farm.progress import Progress
+from tunefarm.farm.trial_clock import TrialClock
 from tunefarm.ir.serialize import to_json
 from tunefarm.ir.structural import workload_key
 
@@ -24,9 +24,9 @@ def measurer(tmp_path_factory):
 def test_a_tiled_matmul_measures_ok_and_the_reference_is_built_once(measurer):
     f = matmul_func(32)
     before = measurer.compiles
-    progress = Progress()
-    progress.start(1)
-    r1 = measurer.measure(candidate(f, tiled_trace(f), repeat=4), progress)
+    clock = TrialClock()
+    clock.start(1)
+    r1 = measurer.measure(candidate(f, tiled_trace(f), repeat=4), clock)
     assert r1.status is MeasureStatus.OK, r1.error
     assert len(r1.run_secs) == 4 and all(0 < s < 0.1 for s in r1.run_secs)
     assert r1.build_secs > 0 and r1.host
@@ -34,7 +34,7 @@ def test_a_tiled_matmul_measures_ok_and_the_reference_is_built_once(measurer):
     r2 = measurer.measure(candidate(f, tiled_trace(f, (None, 4))))
     assert r2.ok
     assert measurer.compiles == before + 3  # reference cached for this workload
-    snap = progress.snapshot()
+    snap = clock.snapshot()
     assert snap["token"] == 1 and snap["paused"] is None and snap["active_secs"] >= 0
 
 

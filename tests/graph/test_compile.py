@@ -9,8 +9,8 @@ import tunefarm
 from tunefarm import nn
 from tunefarm.graph import BlockBuilder, ops, var
 from tunefarm.graph.compile import compose_model, schedule_kernel
-from tunefarm.graph.models import mlp
 from tunefarm.graph.pipeline import prepare
+from tunefarm.nn.models import mlp
 
 from graph_helpers import numpy_mlp
 

@@ -7,8 +7,8 @@ import pytest
 
 import tunefarm
 from tunefarm import te
-from tunefarm.graph.default_schedule import default_schedule
 from tunefarm.ir import stmt as S
+from tunefarm.schedule.default_schedule import default_schedule
 from tunefarm.schedule.tree import iter_paths
 
 import course_programs as cp

@@ -13,7 +13,7 @@ import pytest
 import tunefarm
 from tunefarm import nn
 from tunefarm.graph import ExecutableError
-from tunefarm.graph.models import mlp
+from tunefarm.nn.models import mlp
 
 from graph_helpers import ROOT, numpy_mlp
 from course_programs import MyModuleMixture, MyModuleWithExternCall

@@ -10,9 +10,9 @@ import pytest
 
 import tunefarm
 from tunefarm import nn, te
-from tunefarm.graph import fastcall
-from tunefarm.graph.layout import plan_layout, rewrite_layout
-from tunefarm.graph.models import mlp
+from tunefarm.codegen.layout import plan_layout, rewrite_layout
+from tunefarm.nn.models import mlp
+from tunefarm.runtime import fastcall
 from tunefarm.schedule import Schedule
 
 from graph_helpers import numpy_mlp

@@ -8,9 +8,9 @@ import pytest
 import tunefarm
 from tunefarm.graph import (BindParams, BlockBuilder, FuseOps, FuseTIR, LegalizeOps, Function, ops, var)
 from tunefarm.graph.passes.fuse import group_functions, is_primitive
-from tunefarm.graph.script_parser import from_source
 from tunefarm.ir.function import PrimFunc
 from tunefarm.script import R, T, ir_module
+from tunefarm.script.relax_parser import from_source
 
 
 def mlp(rng):

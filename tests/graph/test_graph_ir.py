@@ -1,4 +1,5 @@
-"""The graph IR: types, op shape rules, BlockBuilder scoping rules, the printer, and the native call gate."""
+"""Building graphs: BlockBuilder scoping rules, well-formedness, the printer, the native call gate and registered
+functions (the graph IR's own type rules are tested in tests/ir/test_ir_graph.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,55 +7,10 @@ import pytest
 
 import tunefarm
 from tunefarm import te
-from tunefarm.graph import BlockBuilder, ShapeError, TensorType, const, ops, var
-from tunefarm.graph.expr import GraphVar
+from tunefarm.graph import BlockBuilder, const, ops, var
 from tunefarm.graph.pipeline import GraphError, check_well_formed
 from tunefarm.ir.expr import Var
-
-
-def test_tensor_type_validation_and_equality():
-    n = Var("n", "int64")
-    assert TensorType((1, n), "float32") == TensorType((1, n), "float32")
-    assert TensorType((1, n), "float32") != TensorType((1, Var("n", "int64")), "float32")
-    assert repr(TensorType((3,), "int32")) == 'R.Tensor((3,), "int32")'
-    with pytest.raises(TypeError, match="dims must be ints or symbolic vars"):
-        TensorType((1.5,), "float32")
-    with pytest.raises(ValueError, match=">= 0"):
-        TensorType((-1,), "float32")
-    with pytest.raises(TypeError, match="unsupported dtype"):
-        TensorType((1,), "float33")
-    with pytest.raises(ValueError, match="identifiers"):
-        GraphVar("not a name", TensorType((1,), "float32"))
-
-
-@pytest.mark.parametrize("build, message", [
-    (lambda: ops.matmul(var("a", (2, 3)), var("b", (4, 5))), "matmul: inner dims differ"),
-    (lambda: ops.matmul(var("a", (2, 3)), var("b", (3, 5), "float64")), "dtypes differ"),
-    (lambda: ops.linear(var("x", (2, 3)), var("w", (4, 5))), "x has 3 features, weight expects 5"),
-    (lambda: ops.linear(var("x", (2, 3)), var("w", (4, 3)), var("b", (5,))), "bias .* does not match"),
-    (lambda: ops.add(var("a", (2, 3)), var("b", (4,))), "do not broadcast"),
-    (lambda: ops.conv2d(var("x", (1, 3, 8, 8)), var("w", (4, 2, 3, 3))), "3 channels, weight expects 2"),
-    (lambda: ops.conv2d(var("x", (1, 3, 2, 2)), var("w", (4, 3, 3, 3))), "does not fit"),
-    (lambda: ops.max_pool2d(var("x", (1, 3, 8))), "expects NCHW"),
-    (lambda: ops.reshape(var("x", (2, 3)), (4, 2)), "cannot reshape"),
-    (lambda: ops.permute_dims(var("x", (2, 3)), (0, 0)), "not a permutation"),
-])
-def test_op_shape_rules_raise_clear_errors(build, message):
-    with pytest.raises(ShapeError, match=message):
-        build()
-
-
-def test_op_result_types():
-    n = Var("n", "int64")
-    x = var("x", (n, 1, 28, 28))
-    y = ops.conv2d(x, var("w", (8, 1, 3, 3)), strides=1, padding=1)
-    assert y.type.shape == (n, 8, 28, 28)
-    p = ops.max_pool2d(var("y", y.type.shape), 2)
-    assert p.type.shape == (n, 8, 14, 14)
-    assert ops.flatten(var("p", p.type.shape)).type.shape == (n, 8 * 14 * 14)
-    assert ops.reshape(var("q", (2, 6)), (3, -1)).type.shape == (3, 4)
-    assert ops.add(var("a", (4, 1)), var("b", (3,))).type.shape == (4, 3)
-    assert ops.permute_dims(var("c", (2, 3, 4))).type.shape == (4, 3, 2)
+from tunefarm.runtime.fastcall import struct_layout_ok
 
 
 def test_block_builder_scoping_errors():
@@ -126,7 +82,7 @@ def test_printer_form():
 def test_call_gate_rejects_without_running_and_falls_back(relu_exe):
     """The native gate hands anything unusual to the checked path; results stay right either way."""
     exe = relu_exe
-    from tunefarm.graph.fastcall import struct_layout_ok
+    from tunefarm.runtime.fastcall import struct_layout_ok
 
     assert struct_layout_ok() and exe._gate is not None
     a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from tunefarm.graph.main_job import LATENCY_COLUMNS, run_mlp_job
-from tunefarm.graph.side_by_side import Spread, ratio_spread, time_side_by_side
+from tunefarm.cli.main_job import LATENCY_COLUMNS, CheckFailed, check_against_numpy, run_mlp_job
+from tunefarm.cli.side_by_side import Spread, ratio_spread, time_side_by_side
+from tunefarm.nn.models import mlp_reference
 
 from graph_helpers import ROOT
 
@@ -96,8 +97,5 @@ def test_nothing_to_measure_starts_no_ray_and_bad_input_fails_before(tmp_path):
 
 
 def test_a_build_that_drifts_from_numpy_fails_the_check_and_names_itself(mlp_params):
-    from tunefarm.graph.main_job import CheckFailed, check_against_numpy
-    from tunefarm.graph.models import mlp_reference
-
     with pytest.raises(CheckFailed, match="batch 3: the untuned model differs from numpy by 1.0.e-03"):
         check_against_numpy(lambda x: mlp_reference(x, mlp_params) + 1e-3, mlp_params, 3, what="untuned model")

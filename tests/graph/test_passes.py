@@ -9,9 +9,9 @@ import tunefarm
 from tunefarm import nn
 from tunefarm.graph import (BindParams, BlockBuilder, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps,
                             extract_tasks, ops, prepare, var)
-from tunefarm.graph.expr import Call, Constant
 from tunefarm.graph.passes.fuse import kernel_kind
 from tunefarm.ir.expr import Var
+from tunefarm.ir.graph_expr import Call, Constant
 
 from course_programs import MLPModuleWithMain as MyModule, MyModuleMixture
 

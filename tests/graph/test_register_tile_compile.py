@@ -10,10 +10,11 @@ import tunefarm
 from tunefarm import nn
 from tunefarm.database.records import Record
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
-from tunefarm.graph.models import mlp
+from tunefarm.nn.models import mlp
 from tunefarm.graph.pipeline import prepare
 from tunefarm.graph.tasks import extract_tasks
 from tunefarm.ir.serialize import to_json
+from tunefarm.nn.models import mlp
 from tunefarm.search.postprocs import apply_postprocs, default_postprocs
 from tunefarm.search.space import AutoSpace
 from tunefarm.target import Target

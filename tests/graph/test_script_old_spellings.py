@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tunefarm
-from tunefarm.graph.script_parser import from_source
 from tunefarm.script import ParseError
+from tunefarm.script.relax_parser import from_source
 
 OLD = '''
 @ir_module

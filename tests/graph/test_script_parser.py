@@ -6,10 +6,10 @@ import pytest
 
 import tunefarm
 from tunefarm.graph import BindParams, Function
-from tunefarm.graph.script_namespace import R_NAMES, R_NN_NAMES
-from tunefarm.graph.script_parser import from_source as graph_from_source
 from tunefarm.ir.expr import Var
 from tunefarm.script import ParseError, R, T, from_source, ir_module
+from tunefarm.script.relax_namespace import R_NAMES, R_NN_NAMES
+from tunefarm.script.relax_parser import from_source as graph_from_source
 
 from course_programs import MLPModuleWithMain as MyModule, MyModuleMixture
 

@@ -7,8 +7,8 @@ import pytest
 import tunefarm
 from tunefarm import nn
 from tunefarm.graph import extract_tasks
-from tunefarm.graph.models import mlp
 from tunefarm.ir.structural import workload_key
+from tunefarm.nn.models import mlp
 
 from graph_helpers import numpy_mlp
 

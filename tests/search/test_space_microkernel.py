@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from tunefarm import nn
-from tunefarm.graph.layout import rewrite_layout
-from tunefarm.graph.models import mlp
+from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.graph.params import random_mlp_params
 from tunefarm.graph.pipeline import prepare
 from tunefarm.graph.tasks import extract_tasks
+from tunefarm.nn.models import mlp
 from tunefarm.runtime import build
 from tunefarm.search import block_info
 from tunefarm.search.postprocs import apply_postprocs, default_postprocs, verify_program

@@ -1,12 +1,13 @@
 """Workloads by name or file, spaces by name or path, and the ``tunefarm tune`` command."""
 from __future__ import annotations
 
-import argparse
+import json
 import textwrap
 
 import pytest
 
 from search_spaces.registry import load_space, register_space, registered_names
+from tunefarm.cli import main
 from tunefarm.search.space import SpaceError
 from tunefarm.search.workloads import WorkloadError, builtin_workload, load_workload
 
@@ -101,45 +102,30 @@ def test_the_stochastic_schedule_mm_of_the_course_is_verbatim():
     ]
 
 
-def _parser():
-    from tunefarm.search.cli_tune import add_tune_parser
-
-    p = argparse.ArgumentParser(prog="tunefarm")
-    add_tune_parser(p.add_subparsers(dest="command"))
-    return p
-
-
 def test_cli_tune_then_refuse_without_resume_then_resume(tmp_path, capsys):
     db = str(tmp_path / "cli.sqlite")
     base = ["tune", "matmul-32", "--space", "search_spaces/matmul.py:stochastic_schedule_mm", "--db", db,
             "--farm", "local", "--workers", "1", "--target", "llvm -num-cores=1", "--seed", "0"]
-    args = _parser().parse_args(base + ["--trials", "2"])
-    assert args.func(args) == 0
+    assert main(base + ["--trials", "2"]) == 0
     out = capsys.readouterr().out
     assert "2 new trials" in out and "best:" in out and "sample_perfect_tile(loop=l2, n=2" in out
-    args = _parser().parse_args(base + ["--trials", "4"])
-    assert args.func(args) == 2
-    assert "pass --resume" in capsys.readouterr().err
-    args = _parser().parse_args(base + ["--trials", "4", "--resume"])
-    assert args.func(args) == 0
+    assert main(base + ["--trials", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tunefarm tune: error: ") and "pass --resume" in err and err.count("\n") == 1
+    assert main(base + ["--trials", "4", "--resume"]) == 0
     assert "2 new trials" in capsys.readouterr().out
-    args = _parser().parse_args(["tune", "no-such-workload", "--db", db, "--farm", "local"])
-    assert args.func(args) == 2
+    assert main(["tune", "no-such-workload", "--db", db, "--farm", "local"]) == 2
     assert "unknown workload" in capsys.readouterr().err
 
 
 def test_cli_bench_retimes_the_best_kernel_against_the_unscheduled_program(tmp_path, capsys):
-    import json as _json
-
-    from tunefarm.cli import main
-
     db = str(tmp_path / "bench.sqlite")
     assert main(["tune", "matmul-32", "--space", "search_spaces/matmul.py:stochastic_schedule_mm", "--db", db,
                  "--farm", "local", "--workers", "1", "--target", "llvm -num-cores=1", "--seed", "1",
                  "--trials", "3"]) == 0
     capsys.readouterr()
     assert main(["bench", "--db", db, "--rounds", "3", "--format", "json"]) == 0
-    (row,) = _json.loads(capsys.readouterr().out)
+    (row,) = json.loads(capsys.readouterr().out)
     assert row["workload"] == "matmul-32" and row["check"] == "ok" and row["trials"] == 3
     assert row["tuned_us"] > 0 and row["untuned_us"] > 0
     assert abs(row["speedup"] - row["untuned_us"] / row["tuned_us"]) < 1e-9

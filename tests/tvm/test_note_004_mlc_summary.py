@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from tunefarm import tvm
+from tunefarm.ir.structural import assert_structural_equal
 from tunefarm.tvm import relax
 from tunefarm.tvm.script import relax as R
 from tunefarm.tvm.script import tir as T
-from tunefarm.ir.structural import assert_structural_equal
 
 from tvm_note_helpers import mlp_weights
 
@@ -331,7 +331,7 @@ def test_b11_the_model_of_five_kernels_runs(img):
 
 
 def test_b12_b13_fuse_ops_prints_its_groups_and_fuse_tir_drops_what_it_fused(img):
-    from tunefarm.graph.script_parser import from_source
+    from tunefarm.script.relax_parser import from_source
 
     p = mlp_weights()
     bound = relax.transform.BindParams("main", p)(MLPModel)

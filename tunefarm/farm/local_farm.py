@@ -36,7 +36,7 @@ import time
 from .base import MEASURE_HANDLER, Farm, FarmError
 from .dispatch import UNBLAMED_REQUEUES, Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
-from .progress import pause_limit_error
+from .trial_clock import pause_limit_error
 from .work import DoneStatus
 
 _START_TIMEOUT_S = 120.0

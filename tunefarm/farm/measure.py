@@ -17,7 +17,7 @@ are all slower than ``Candidate.stop_above_s`` (the tuner sets a multiple of the
 further repeats, so its record holds two run times (real timings under the lock) instead of ``repeat``. Every
 array is a 64-byte-aligned copy (``runtime/aligned.py``).
 
-Inputs and the comparison live in check.py; ``Progress`` (progress.py) tells the worker's owner how much of
+Inputs and the comparison live in check.py; ``TrialClock`` (trial_clock.py) tells the worker's owner how much of
 the trial's budget is used (waiting for the host measurement lock and computing the reference are paused).
 """
 from __future__ import annotations
@@ -36,6 +36,7 @@ import numpy as np
 # heavy imports at module level: a worker preloads this handler module before it reports ready, so they are
 # not charged to the first trial's budget (the farm's driver names the handler and never imports it)
 from tunefarm.codegen import compile_funcs
+from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.ir.serialize import from_json
 from tunefarm.runtime import Module, aligned
 from tunefarm.schedule import ScheduleError, Trace
@@ -44,7 +45,7 @@ from tunefarm.target import Target
 from .candidate import Candidate
 from .check import compare_output, make_arrays, output_params
 from .measure_lock import HostMeasureLock
-from .progress import Paused, Progress
+from .trial_clock import Paused, TrialClock
 from ..runtime.measure_result import MeasureResult, MeasureStatus
 from .work import WorkerContext
 
@@ -164,7 +165,7 @@ class Measurer:
         return w.references[key]
 
     # --- one trial
-    def measure(self, cand: Candidate, progress: Progress | None = None) -> MeasureResult:
+    def measure(self, cand: Candidate, clock: TrialClock | None = None) -> MeasureResult:
         """Replay ``cand``'s trace, then build, run, check and time it (``measure_func``)."""
         t0 = time.perf_counter()
         try:
@@ -183,10 +184,10 @@ class Measurer:
         except Exception as e:  # noqa: BLE001 - a malformed trace is this candidate's build failure
             return self._fail(MeasureStatus.BUILD_ERROR, _error_text("trace replay: ", e), t0)
         return self.measure_func(cand.workload_key, cand.workload_json, scheduled, target,
-                                 MeasureSettings.of(cand), progress, started=t0, name=cand.task)
+                                 MeasureSettings.of(cand), clock, started=t0, name=cand.task)
 
     def measure_func(self, workload_key: str, workload, scheduled_func, target, settings: MeasureSettings,
-                     progress: Progress | None = None, *, started: float | None = None,
+                     clock: TrialClock | None = None, *, started: float | None = None,
                      name: str = "") -> MeasureResult:
         """Build, run, check and time ``scheduled_func``, a schedule of the workload ``workload_key``.
 
@@ -230,7 +231,7 @@ class Measurer:
                 return self._fail(MeasureStatus.RUN_ERROR, _error_text("run: ", e), t0, build_secs)
             warmed = settings.stop_above_s is not None and check_secs > settings.stop_above_s
             try:
-                with Paused(progress, "reference"):
+                with Paused(clock, "reference"):
                     reference = self._reference(settings.reference_json, w, target)
             except _ReferenceError as e:
                 return self._fail(e.status, str(e), t0, build_secs)
@@ -240,9 +241,9 @@ class Measurer:
                                          else "the reference program")
                 if problem is not None:
                     return self._fail(MeasureStatus.WRONG_RESULT, problem, t0, build_secs)
-        return self._time(mod, arrays, settings, warmed, progress, t0, build_secs)
+        return self._time(mod, arrays, settings, warmed, clock, t0, build_secs)
 
-    def _time(self, mod, arrays, settings: MeasureSettings, warmed: bool, progress, t0: float,
+    def _time(self, mod, arrays, settings: MeasureSettings, warmed: bool, clock, t0: float,
               build_secs: float) -> MeasureResult:
         """The timing loop, under the host measurement lock (waiting for it is paused time)."""
         # witnesses before an early stop: the check run and the first timed repeats must all be over the cutoff,
@@ -251,7 +252,7 @@ class Measurer:
         try:
             timer = mod.time_evaluator("main", number=settings.number, repeat=settings.repeat,
                                        min_repeat_ms=settings.min_repeat_ms)
-            with Paused(progress, "lock"):
+            with Paused(clock, "lock"):
                 self.lock.acquire()
             try:
                 run_secs = list(timer(*arrays, warm_up=not warmed, stop_above_s=stop_above_s).results)
@@ -281,7 +282,7 @@ def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
     cand = Candidate.from_payload(payload, ctx.shared)
     before = measurer.compiles
     try:
-        return measurer.measure(cand, ctx.progress).to_dict()
+        return measurer.measure(cand, ctx.clock).to_dict()
     finally:
         ctx.count_compiles(measurer.compiles - before)
 
@@ -296,8 +297,6 @@ def rewrite_layout_free(func) -> tuple[object, list]:
     indices = func.attrs.get("layout_free_buffers") or ()
     if not indices:
         return func, []
-    from tunefarm.graph.layout import rewrite_layout
-
     packers = []
     for i in sorted({int(i) for i in indices}):
         r = rewrite_layout(func, i)

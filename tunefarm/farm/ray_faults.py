@@ -20,7 +20,7 @@ import json
 import time
 
 from .dispatch import UNBLAMED_REQUEUES, Item
-from .progress import pause_limit_error
+from .trial_clock import pause_limit_error
 from .work import DoneStatus
 
 

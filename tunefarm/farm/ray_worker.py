@@ -57,4 +57,4 @@ class FarmWorker:
 
     @ray.method(concurrency_group="control")
     def progress(self) -> dict:
-        return self._runtime.progress.snapshot()
+        return self._runtime.clock.snapshot()

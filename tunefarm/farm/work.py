@@ -19,7 +19,7 @@ import re
 import socket
 from typing import Any
 
-from .progress import Progress
+from .trial_clock import TrialClock
 
 _HANDLER_NAME = re.compile(r"tunefarm(\.[A-Za-z_][A-Za-z0-9_]*)+:[A-Za-z_][A-Za-z0-9_]*")
 
@@ -96,7 +96,7 @@ class WorkerContext:
 
     - ``worker_id`` (stable for the process's life; what ``Work.prefer`` names) and ``host``;
     - ``lock_path``: the host measurement lock the farm was started with (None: the default path);
-    - ``progress``: ``pause(reason)`` / ``resume()`` around spans the farm must not charge to the item's budget
+    - ``clock``: ``pause(reason)`` / ``resume()`` around spans the farm must not charge to the item's budget
       (waiting for the measurement lock, computing a reference);
     - ``shared``: key -> text received from the farm (``Work.shared``);
     - ``state``: a dict that lives as long as the process: handlers keep their per-process caches there;
@@ -104,11 +104,11 @@ class WorkerContext:
       (llvmlite leaks memory per optimizer run), once its current item is done.
     """
 
-    def __init__(self, worker_id: str, lock_path: str | None, progress: Progress, host: str | None = None):
+    def __init__(self, worker_id: str, lock_path: str | None, clock: TrialClock, host: str | None = None):
         self.worker_id = worker_id
         self.host = host or socket.gethostname()
         self.lock_path = lock_path
-        self.progress = progress
+        self.clock = clock
         self.shared: dict[str, str] = {}
         self.state: dict = {}
         self.compiles = 0

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from .measure_lock import SLOTS_ENV_VAR, HostMeasureLock
-from .progress import Progress
+from .trial_clock import TrialClock
 from .work import WorkerContext, check_handler_name
 
 _MAX_ERROR_TEXT = 2000
@@ -43,8 +43,8 @@ class WorkerRuntime:
             # every HostMeasureLock this process makes (the measure handler's included) reads the setting
             os.environ[SLOTS_ENV_VAR] = str(timing_slots)
         HostMeasureLock(lock_path).open().close()
-        self.progress = Progress(on_progress)
-        self.ctx = WorkerContext(f"{socket.gethostname()}:{os.getpid()}", lock_path, self.progress)
+        self.clock = TrialClock(on_progress)
+        self.ctx = WorkerContext(f"{socket.gethostname()}:{os.getpid()}", lock_path, self.clock)
         self._handlers: dict[str, Callable] = {}
         for name in preload:
             self.handler(name)
@@ -82,7 +82,7 @@ class WorkerRuntime:
         ``prepare``: called first, inside the item (fetching its shared texts: a failure is the item's error).
         """
         t0 = time.perf_counter()
-        self.progress.start(token)
+        self.clock.start(token)
         try:
             if problem is not None:
                 raise RuntimeError(problem)
@@ -97,5 +97,5 @@ class WorkerRuntime:
         except Exception as e:  # noqa: BLE001 - the item's error; the worker lives on
             outcome = ("error", "null", error_text(e))
         finally:
-            self.progress.finish()
+            self.clock.finish()
         return (*outcome, time.perf_counter() - t0)

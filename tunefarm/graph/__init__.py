@@ -6,15 +6,21 @@ Course names map as: ``relax.BlockBuilder`` -> ``BlockBuilder``; ``relax.Var(nam
 (also ``BindParams``); ``relax.build`` / ``tvm.compile`` -> ``tunefarm.compile``;
 ``relax.VirtualMachine(ex, dev)["main"]`` -> ``VirtualMachine``; ``tvm.register_func`` ->
 ``tunefarm.register_func``; ``relax.op.*`` -> ``ops``.
+
+The graph IR itself (``GraphVar``, ``Call``, ``Function``, the ops' type rules) lives in ``tunefarm.ir``
+(``graph_expr``, ``graph_function``, ``graph_ops``) so that the script parser can build it; this package holds
+what is done with it. Its modules import ``te``, ``schedule``, ``codegen``, ``runtime`` and ``database``
+inside the functions that use them: ``tunefarm.load`` imports this package, and loading an executable must
+not load the compiler or the tuning stack.
 """
+from ..ir.graph_expr import Call, Constant, GraphVar, TensorStructInfo, TensorType
+from ..ir.graph_function import Binding, DataflowBlock, Function
+from ..ir.graph_ops import ShapeError, call_dps_packed, call_tir
 from . import ops, passes
 from . import passes as transform
 from .builder import BlockBuilder, const, var
 from .compile import compile
 from .executable import Executable, ExecutableError, load
-from .expr import Call, Constant, GraphVar, TensorStructInfo, TensorType
-from .function import Binding, DataflowBlock, Function
-from .ops import ShapeError, call_dps_packed, call_tir
 from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps
 from .pipeline import prepare
 from .registry import get_func, register_func

@@ -8,10 +8,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 
+import numpy as np
+
 from ..ir.function import PrimFunc
+from ..ir.graph_expr import Call, Constant, GraphExpr, GraphVar, TensorType
+from ..ir.graph_function import Binding, DataflowBlock, Function
 from ..ir.module import IRModule
-from .expr import Call, Constant, GraphExpr, GraphVar, TensorType
-from .function import Binding, DataflowBlock, Function
+from ..ir.structural import structural_equal
 
 
 def unique_name(existing, base: str) -> str:
@@ -26,7 +29,7 @@ def unique_name(existing, base: str) -> str:
 
 def te_placeholders(args):
     """te placeholders typed like the graph values ``args`` (symbolic dims carried over)."""
-    from .. import te
+    from .. import te  # on use: see the package docstring
 
     out = []
     for i, a in enumerate(args):
@@ -39,7 +42,7 @@ def te_placeholders(args):
 
 def prim_func_from_te(te_fn, args, kwargs, name: str) -> tuple[PrimFunc, TensorType]:
     """Trace ``te_fn`` on placeholders typed like ``args`` and build the PrimFunc ``(*inputs, output)``."""
-    from .. import te
+    from .. import te  # on use: see the package docstring
 
     holders = te_placeholders(args)
     out = te_fn(*holders, **kwargs)
@@ -152,8 +155,6 @@ class BlockBuilder:
 
     def add_func(self, func: PrimFunc, name: str) -> str:
         """Add a PrimFunc under a unique name (an identical one already present is reused)."""
-        from ..ir.structural import structural_equal
-
         if not isinstance(func, PrimFunc):
             raise TypeError(f"add_func takes a PrimFunc, got {type(func).__name__}")
         for existing_name, existing in self._funcs.items():
@@ -220,8 +221,6 @@ def var(name: str, shape, dtype: str = "float32") -> GraphVar:
 
 def const(data, struct_info=None, name: str | None = None) -> Constant:
     """A constant tensor (``relax.const(array, R.Tensor(...))``); the optional type is checked."""
-    import numpy as np
-
     arr = np.asarray(data)
     if isinstance(struct_info, str):
         arr = arr.astype(struct_info)

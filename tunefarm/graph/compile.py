@@ -14,19 +14,20 @@ import logging
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.function import PrimFunc
+from ..ir.graph_expr import Call, Constant, GraphVar
+from ..ir.graph_function import Binding, DataflowBlock, Function
 from ..ir.module import IRModule
+from ..ir.structural import workload_key
+from ..target import Target
+from .builder import unique_name
 from .compose import compose
 from .executable import Executable
-from .expr import Call, Constant, GraphVar
-from .function import Binding, DataflowBlock, Function
 from .pipeline import entry_name, prepare
 
 log = logging.getLogger("tunefarm.compile")
 
 
 def _target(target):
-    from ..target import Target
-
     if target is None:
         return Target.host()
     return target if isinstance(target, Target) else Target(target)
@@ -35,15 +36,14 @@ def _target(target):
 def _open_db(database):
     if database is None:
         return None
-    from ..database import Database
+    from ..database import Database  # on use: see the package docstring
 
     return database if isinstance(database, Database) else Database(database, readonly=True)  # compiling only reads
 
 
 def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
     """The kernel with its best stored trace applied (or the default schedule) and where it came from."""
-    from ..ir.structural import workload_key
-    from .default_schedule import default_schedule
+    from ..schedule.default_schedule import default_schedule  # on use: see the package docstring
 
     if db is not None:
         key = workload_key(func)
@@ -55,7 +55,7 @@ def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
         except LookupError:  # the workload was never tuned (UnknownWorkloadError)
             rec = None
         if rec is not None:
-            from ..schedule import ScheduleError
+            from ..schedule import ScheduleError  # on use: see the package docstring
 
             try:
                 return rec.trace.replay(func).mod["main"].with_name(func.name), "tuned"
@@ -78,13 +78,13 @@ def _spec_shape(shape):
 
 
 def pack_constant_weights(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[Function, dict, int]:
-    """Store constant weights in the order their scheduled kernels read them (``layout.rewrite_layout``).
+    """Store constant weights in the order their scheduled kernels read them (``codegen.layout.rewrite_layout``).
 
     A kernel parameter is rewritten only when every call passes a constant there; each constant is packed
     once per (kernel, parameter). Returns the function with packed constants, the rewritten kernels and how
     many parameters were packed.
     """
-    from .layout import rewrite_layout
+    from ..codegen.layout import rewrite_layout  # on use: see the package docstring
 
     calls: dict = {}
     for c in fn.calls():
@@ -131,7 +131,7 @@ def compile(mod: IRModule, params: dict | None = None, database=None, target=Non
     Every kernel gets its best stored trace for ``target`` (or the default schedule); with
     ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
     """
-    from ..runtime import build
+    from ..runtime import build  # on use: see the package docstring
 
     target = _target(target)
     entry = entry_name(mod, entry)
@@ -191,8 +191,6 @@ def compose_model(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[PrimFunc,
     names: set = set()
 
     def fresh(base: str) -> str:  # buffer names stay unique in the composed function
-        from .builder import unique_name
-
         name = unique_name(names, base)
         names.add(name)
         return name
@@ -245,7 +243,7 @@ def compose_model(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[PrimFunc,
 
 def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output, target, entry) -> Executable:
     """Bindings run one by one: kernels from one native module, registered Python functions in between."""
-    from ..runtime import build
+    from ..runtime import build  # on use: see the package docstring
 
     const_ids: dict = {}
     constants: list = []

@@ -10,61 +10,10 @@ from __future__ import annotations
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import Buffer
+from ..ir.call_signature import bind_dims
 from ..ir.function import PrimFunc, wrap_root
 from ..ir.functor import IRMutator, substitute
-from .expr import TensorType
-
-
-class ComposeError(ValueError):
-    """The calls cannot be composed (arity, shape or dtype mismatch)."""
-
-
-def _dim_expr(d, dtype: str = "int64"):
-    return E.const(d, dtype) if isinstance(d, int) else d
-
-
-def _bind_dims(callee: PrimFunc, arg_types: list[TensorType], where: str) -> dict:
-    """Map the callee's symbolic dims to the caller's dims by matching parameter shapes."""
-    vmap: dict = {}
-    if len(arg_types) != len(callee.params):
-        raise ComposeError(f"{where}: {callee.name} takes {len(callee.params)} buffers, got {len(arg_types)}")
-    for p, t in zip(callee.params, arg_types):
-        if len(p.shape) != len(t.shape):
-            raise ComposeError(f"{where}: {callee.name} parameter {p.name} has {len(p.shape)} dims, "
-                               f"argument has {len(t.shape)}")
-        if p.dtype != t.dtype:
-            raise ComposeError(f"{where}: {callee.name} parameter {p.name} is {p.dtype}, argument is {t.dtype}")
-        for pd, ad in zip(p.shape, t.shape):
-            if isinstance(pd, E.Var):
-                prev = vmap.get(pd)
-                new = _dim_expr(ad, pd.dtype)
-                if prev is not None and not _same_dim(prev, new):
-                    raise ComposeError(f"{where}: dim {pd.name} of {callee.name} bound to two sizes")
-                vmap[pd] = new
-            elif isinstance(pd, E.IntImm) and isinstance(ad, int) and pd.value != ad:
-                raise ComposeError(f"{where}: {callee.name} parameter {p.name} expects size {pd.value}, got {ad}")
-            elif isinstance(pd, E.IntImm) and not isinstance(ad, int):
-                raise ComposeError(f"{where}: {callee.name} parameter {p.name} expects size {pd.value}, got the "
-                                   f"symbolic dim {getattr(ad, 'name', ad)}")
-    return vmap
-
-
-def check_signature(callee: PrimFunc, arg_types: list[TensorType], out_type: TensorType, where: str) -> dict:
-    """Check a destination-passing call ``callee(*args, out)``; returns the callee's dims bound to the caller's.
-
-    Raises ``ComposeError`` naming the call for a wrong number of arguments, a dtype or rank mismatch, a
-    size that differs from a constant dimension, or a symbolic dimension bound to two different sizes.
-    """
-    if len(arg_types) + 1 != len(callee.params):
-        raise ComposeError(f"{where}: {callee.name} takes {len(callee.params)} buffers ({len(callee.params) - 1} "
-                           f"inputs and the output), the call passes {len(arg_types)} inputs")
-    return _bind_dims(callee, list(arg_types) + [out_type], where)
-
-
-def _same_dim(a, b) -> bool:
-    if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
-        return a.value == b.value
-    return a is b
+from ..ir.graph_expr import TensorType
 
 
 class _Renamer(IRMutator):
@@ -129,7 +78,7 @@ def compose(name: str, params: list[Buffer], steps, intermediates: list[Buffer],
     bodies = []
     allocs = list(intermediates)
     for callee, bufs in steps:
-        dim_map = _bind_dims(callee, [TensorType(tuple(s.value if isinstance(s, E.IntImm) else s for s in b.shape),
+        dim_map = bind_dims(callee, [TensorType(tuple(s.value if isinstance(s, E.IntImm) else s for s in b.shape),
                                                  b.dtype) for b in bufs], name)
         body, inner_allocs = inline_body(callee, bufs, dim_map, used)
         bodies.append(body)

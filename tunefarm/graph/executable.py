@@ -2,7 +2,7 @@
 
 A model without Python calls compiles to a *native* executable: every kernel and intermediate buffer in
 one LLVM function, so a call crosses into native code once. Its call path is built for batch-1 latency
-(``fastcall``): ``exe(x)`` is a JIT-compiled builtin installed as the instance's ``__call__`` that checks
+(``runtime.fastcall``): ``exe(x)`` is a JIT-compiled builtin installed as the instance's ``__call__`` that checks
 the arrays, allocates the output with numpy's C API (or takes ``out=``), fills the packed arguments (the
 constants' pointers are fixed at load time) and runs the model, ~0.25 us of overhead in all. Anything it
 does not accept goes to the Python path below, which raises a clear error (wrong number of inputs, not an
@@ -28,6 +28,8 @@ import tempfile
 import zipfile
 
 import numpy as np
+
+from .registry import get_func
 
 FORMAT_VERSION = 1
 log = logging.getLogger("tunefarm.executable")
@@ -195,7 +197,7 @@ class Executable:
         return plan
 
     def _make_gate(self):
-        from . import fastcall
+        from ..runtime import fastcall  # on use: see the package docstring
 
         if not fastcall.struct_layout_ok() or (self._static_out is None and self._out_from_inputs is None):
             return None
@@ -208,7 +210,7 @@ class Executable:
             return None
 
     def _gate_params(self):
-        from . import fastcall
+        from ..runtime import fastcall  # on use: see the package docstring
 
         params = []
         specs = self.meta["inputs"]
@@ -225,7 +227,7 @@ class Executable:
 
     def _install_native_call(self) -> None:
         """Make ``exe(*inputs)`` one builtin call (``fastcall.NativeCall``) when this process allows it."""
-        from . import fastcall
+        from ..runtime import fastcall  # on use: see the package docstring
 
         if self._gate is None or not fastcall.native_call_ok():
             return
@@ -256,8 +258,6 @@ class Executable:
         return k
 
     def _run_graph(self, inputs, env: dict, out: np.ndarray) -> np.ndarray:
-        from .registry import get_func
-
         values: dict = {}
         for spec, a in zip(self.meta["inputs"], inputs):
             values[spec["name"]] = a
@@ -285,7 +285,7 @@ class Executable:
     def time_evaluator(self, number: int = 10, repeat: int = 1, min_repeat_ms: float = 0.0):
         """``f(*inputs) -> BenchmarkResult``: seconds per call of this executable (``number`` calls per repeat,
         into one preallocated output), as the course times a model with ``vm.module.time_evaluator``."""
-        from ..runtime.evaluator import time_python_calls
+        from ..runtime.evaluator import time_python_calls  # on use: see the package docstring
 
         def timed(*inputs):
             out = self(*inputs)  # checks the inputs once and gives the output buffer every timed call reuses
@@ -320,7 +320,7 @@ class Executable:
 
 def load(path: str | os.PathLike) -> Executable:
     """Load an executable saved with ``Executable.save`` (no recompilation, no tuning stack)."""
-    from ..runtime import load_module
+    from ..runtime import load_module  # on use: see the package docstring
 
     path = os.fspath(path)
     if not os.path.exists(path):

@@ -16,10 +16,10 @@ import operator
 
 import numpy as np
 
+from ..ir.graph_expr import Constant, GraphExpr, GraphVar, TensorType
 from ..ir.module import IRModule
 from . import ops
 from .builder import BlockBuilder
-from .expr import Constant, GraphExpr, GraphVar, TensorType
 
 
 class UnsupportedTorchOp(NotImplementedError):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.function import PrimFunc
+from ..ir.graph_expr import Call, Constant, GraphVar
+from ..ir.graph_function import Binding, DataflowBlock, Function
 from ..ir.module import IRModule
-from .expr import Call, Constant, GraphVar
-from .function import Binding, DataflowBlock, Function
+from . import ops
 from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps, SpecializeShapes
 from .passes.fuse import group_functions
 
@@ -95,11 +97,9 @@ class FoldConstant:
     """High-level ops whose operands are all constants become constants (evaluated once with numpy)."""
 
     def __call__(self, mod: IRModule) -> IRModule:
-        from .ops import fold
-
         def rewrite(b: Binding, mapping: dict):
             if isinstance(b.value, Call):
-                c = fold(b.value)
+                c = ops.fold(b.value)
                 if c is not None:
                     return [Binding(b.var, c)]
             return None
@@ -111,8 +111,6 @@ class FoldConstantWeightLayout:
     """``dense(x, Constant W[, b])`` -> ``matmul(x, Constant W.T)`` (``+ b``)."""
 
     def __call__(self, mod: IRModule) -> IRModule:
-        from . import ops
-
         def rewrite(b: Binding, mapping: dict):
             v = b.value
             if not (isinstance(v, Call) and v.op == "dense" and isinstance(v.args[1], Constant)):
@@ -177,8 +175,6 @@ def mark_layout_free(mod: IRModule, entry: str) -> IRModule:
     attribute tells the tuner the same freedom exists (it is part of the workload, so tuning and compile
     agree on keys).
     """
-    from ..ir.function import PrimFunc
-
     fn = mod[entry]
     free: dict = {}
     for call in fn.calls():

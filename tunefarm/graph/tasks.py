@@ -4,8 +4,9 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir.function import PrimFunc
+from ..ir.graph_function import Function
 from ..ir.module import IRModule
-from .function import Function
+from ..ir.structural import workload_key
 from .pipeline import entry_name, prepare
 
 
@@ -31,8 +32,6 @@ class Task:
 def extract_tasks(mod: IRModule, params: dict | None = None, entry: str | None = None,
                   prepared: bool = False) -> list[Task]:
     """Distinct PrimFuncs called by the entry function, keyed by workload key (not by name)."""
-    from ..ir.structural import workload_key
-
     if not prepared:
         mod = prepare(mod, params, entry)
     fn = mod[entry_name(mod, entry)]

@@ -1,4 +1,9 @@
-"""The tensor IR: expressions, buffers, loops, blocks and PrimFuncs (see docs/ARCHITECTURE.md, layer ``ir``)."""
+"""The tensor IR: expressions, buffers, loops, blocks and PrimFuncs (see docs/ARCHITECTURE.md, layer ``ir``).
+
+The graph IR the script parser, the printer and the graph passes share lives beside it, imported by module:
+``graph_expr`` (graph vars, calls, constants), ``graph_function``, ``graph_ops`` (the ops' type rules),
+``graph_printer`` and ``call_signature`` (a kernel call checked against its PrimFunc).
+"""
 from .buffer import Buffer
 from .dtype import DType
 from .expr import (Binary, BufferLoad, Call, Cast, FloatImm, IntImm, Not, PrimExpr, Select, Var, add, as_expr, call,

@@ -1,4 +1,4 @@
-"""IRModule: a named collection of functions (prim funcs, and graph functions from ``tunefarm.graph``)."""
+"""IRModule: a named collection of functions (prim funcs, and graph functions: ``graph_function.Function``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph.builder import BlockBuilder
-from ..graph.expr import GraphVar, TensorType
+from ..graph.params import load_params
 from ..ir.expr import Var
+from ..ir.graph_expr import GraphVar, TensorType
 from .tracing import Traced, Tracer
 
 
@@ -66,8 +67,6 @@ class Module:
 
     def load_params(self, source, strict: bool = True) -> None:
         """Load a state dict from a dict of arrays, an ``.npz`` file or a pickle (read by the safe unpickler)."""
-        from ..graph.params import load_params
-
         self.load_state_dict(load_params(source), strict=strict)
 
     # ------------------------------------------------------------------ running

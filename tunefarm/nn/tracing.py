@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph import ops as G
 from ..graph.builder import BlockBuilder
-from ..graph.expr import GraphExpr
+from ..ir.graph_expr import GraphExpr
 
 
 class Traced:
@@ -27,8 +28,6 @@ class Traced:
         return Traced(self.tracer.bb.emit(op(*graph_args, **attrs)), self.tracer)
 
     def reshape(self, *shape):
-        from ..graph import ops as G
-
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return Traced(self.tracer.bb.emit(G.reshape(self.value, shape)), self.tracer)

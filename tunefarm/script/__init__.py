@@ -17,11 +17,15 @@ the MLC course's TensorIR script:
 
 Anything else raises ``ParseError`` (a ``SyntaxError`` and ``ValueError``) naming file, line and construct.
 ``from_source(text)`` parses printed programs (``func.script()``) back: that is the round trip.
+
+``R`` (``@R.function``, ``relax_namespace`` / ``relax_parser``) reads the course's graph functions into the graph
+IR of ``tunefarm.ir`` (``graph_expr``, ``graph_function``); the two front ends share this package's parser entry
+points, so one ``@ir_module`` class may hold both kinds.
 """
 from .diagnostics import ParseError
 from .namespace import I, T, ir_module, prim_func
 from .parser import from_source, register_function_parser, register_namespace
-from ..graph.script_namespace import R  # noqa: E402 - registers @R.function with the parser above
+from .relax_namespace import R  # registers @R.function with the parser
 
 __all__ = ["T", "I", "R", "ir_module", "prim_func", "from_source", "ParseError", "register_function_parser",
            "register_namespace"]

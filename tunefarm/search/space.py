@@ -22,7 +22,7 @@ defaults:
   tiles are drawn by accumulators over the square of the loads per FMA. A row that is no whole number of
   vectors (28 wide) tiles as one ragged register (7 lanes), not 14 or 28. Its padding is computed once at the
   root. Constant weights need no packing copy here: the compiled model stores them in the order the kernel
-  reads them (``graph/layout.py``), so the kernel streams a contiguous ``[N / cols][K][cols]`` panel;
+  reads them (``codegen/layout.py``), so the kernel streams a contiguous ``[N / cols][K][cols]`` panel;
 - for reductions with a small output whose inputs are contiguous along the reduction (a dense layer on one
   input row), an ``rfactor`` sketch: the reduction's inner part becomes vector lanes of partial sums, so the
   weights are read with contiguous vector loads instead of gathers;

@@ -43,9 +43,9 @@ def spin(payload: dict, ctx: WorkerContext) -> dict:
 
 def pause(payload: dict, ctx: WorkerContext) -> dict:
     """Sleep ``payload["secs"]`` reported as paused (like a wait for the measurement lock), then return."""
-    ctx.progress.pause(payload.get("reason", "lock"))
+    ctx.clock.pause(payload.get("reason", "lock"))
     time.sleep(float(payload["secs"]))
-    ctx.progress.resume()
+    ctx.clock.resume()
     return _where(ctx)
 
 

@@ -53,9 +53,9 @@ def hold_timing_lock(ctx: WorkerContext, secs: float) -> tuple[float, float, int
     lock = ctx.state.get(_LOCK)
     if lock is None:
         lock = ctx.state[_LOCK] = HostMeasureLock(ctx.lock_path).open()
-    ctx.progress.pause("lock")
+    ctx.clock.pause("lock")
     lock.acquire()
-    ctx.progress.resume()
+    ctx.clock.resume()
     try:
         start = time.monotonic()
         time.sleep(secs)

@@ -66,7 +66,7 @@ def measure(payload: dict, ctx) -> dict:
     before = measurer.compiles
     key = cache.task.key
     result = measurer.measure_func(key, ctx.shared[f"workload:{key}"], func, payload["target"],
-                                   MeasureSettings(**payload["settings"]), ctx.progress, started=started,
+                                   MeasureSettings(**payload["settings"]), ctx.clock, started=started,
                                    name=cache.task.name)
     ctx.count_compiles(measurer.compiles - before)
     return {"result": result.to_dict(), "replayed": replayed}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.expr import Var
+from ...ir.graph_expr import Call, Constant, GraphVar, TensorType
+from ...ir.graph_function import Binding, DataflowBlock, Function
 from ...ir.module import IRModule
-from ..expr import Call, Constant, GraphVar, TensorType
-from ..function import Binding, DataflowBlock, Function
 
 
 def rewrite_args(fn: Function, mapping: dict) -> Function:

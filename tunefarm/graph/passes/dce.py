@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ...ir.function import PrimFunc
+from ...ir.graph_expr import Call, GraphVar
+from ...ir.graph_function import DataflowBlock, Function
 from ...ir.module import IRModule
-from ..expr import Call, GraphVar
-from ..function import DataflowBlock, Function
 
 
 def _used_vars(fn: Function) -> set:

@@ -15,18 +15,18 @@ from collections import Counter
 
 from ...ir.buffer import Buffer
 from ...ir.function import PrimFunc
+from ...ir.graph_expr import Call, GraphVar, shape_expr_to_ir
+from ...ir.graph_function import Binding, DataflowBlock, Function
 from ...ir.module import IRModule
 from ..builder import unique_name
 from ..compose import compose
-from ..expr import Call, GraphVar, shape_expr_to_ir
-from ..function import Binding, DataflowBlock, Function
 
 PRIMITIVE = "Primitive"  # attribute of the graph functions FuseOps creates (Relax's name)
 
 
 def kernel_kind(func: PrimFunc) -> str:
     """``elementwise`` when no block reduces, else ``anchor``."""
-    from ...schedule.tree import all_block_realizes
+    from ...schedule.tree import all_block_realizes  # on use: see the package docstring of tunefarm.graph
 
     for realize in all_block_realizes(func):
         blk = realize.block

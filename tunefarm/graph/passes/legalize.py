@@ -4,10 +4,10 @@ Identical PrimFuncs are shared (one kernel, several calls), which is what task e
 """
 from __future__ import annotations
 
+from ...ir.graph_expr import Call
+from ...ir.graph_function import Binding, DataflowBlock, Function
 from ...ir.module import IRModule
 from ..builder import BlockBuilder
-from ..expr import Call
-from ..function import Binding, DataflowBlock, Function
 from ..ops import OPS
 
 

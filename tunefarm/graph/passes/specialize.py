@@ -9,20 +9,20 @@ called with one static signature is replaced under its own name; several signatu
 from __future__ import annotations
 
 from ...ir import expr as E
+from ...ir import stmt as S
 from ...ir.buffer import Buffer
+from ...ir.call_signature import SignatureError, check_signature
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
+from ...ir.graph_expr import Call
+from ...ir.graph_function import Binding, DataflowBlock, Function
 from ...ir.module import IRModule
 from ..builder import unique_name
-from ..compose import ComposeError, check_signature
-from ..expr import Call
-from ..function import Binding, DataflowBlock, Function
 
 
 def specialize(func: PrimFunc, dims: dict) -> PrimFunc:
     """``func`` with its symbolic dims replaced (``Var -> IntImm``) in buffer shapes, loops and blocks."""
-    from ...schedule.tree import iter_paths
-    from ...ir import stmt as S
+    from ...schedule.tree import iter_paths  # on use: see the package docstring of tunefarm.graph
 
     bmap: dict = {}
 
@@ -48,7 +48,7 @@ def _static_dims(callee: PrimFunc, call: Call) -> dict | None:
         return None
     try:
         bound = check_signature(callee, [a.type for a in call.args], call.type, callee.name)
-    except ComposeError:
+    except SignatureError:
         return None
     if any(not isinstance(bound.get(v), E.IntImm) for v in syms):
         return None

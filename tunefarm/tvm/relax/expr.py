@@ -6,7 +6,7 @@ import abc
 import numpy as np
 
 from ...graph import builder
-from ...graph.expr import GraphVar, TensorType
+from ...ir.graph_expr import GraphVar, TensorType
 
 
 class DynTensorType:

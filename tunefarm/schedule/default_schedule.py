@@ -29,6 +29,10 @@ import logging
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
+from .error import ScheduleError
+from .primitives.query import binding_kinds
+from .schedule import Schedule
+from .tree import all_block_realizes, find_block, iter_paths
 
 log = logging.getLogger("tunefarm.default_schedule")
 
@@ -37,16 +41,11 @@ MAX_VECTOR = 64  # longest vectorized loop (longer ones are split so the vector 
 
 
 def _block_names(func: PrimFunc) -> list[str]:
-    from ..schedule.tree import all_block_realizes
-
     return [r.block.name for r in all_block_realizes(func) if r.block.name != "root"]
 
 
 def _loop_kinds(sch, block_rv, loops) -> list[str]:
     """For each loop above the block: "S" (feeds only spatial iter vars), "R" (reduction) or "" (unused)."""
-    from ..schedule.primitives.query import binding_kinds
-    from ..schedule.tree import find_block
-
     fname = sch._lookup(block_rv, "default_schedule")[0]
     realize = find_block(sch.mod[fname], sch.get(block_rv).name)[-1]
     kinds = binding_kinds(realize)
@@ -146,8 +145,6 @@ def _schedule_reduction(sch, block_rv) -> None:
 
 def _fold_epilogues(sch, writeback) -> None:
     """Element-wise consumers of the result (bias, ReLU) computed as the tile is written back."""
-    from ..schedule import ScheduleError
-
     while True:
         consumers = sch.get_consumers(writeback)
         if len(consumers) != 1 or _is_reduction(sch.get(consumers[0])):
@@ -192,8 +189,6 @@ def _is_reduction(block: S.Block) -> bool:
 
 def is_scheduled(func: PrimFunc) -> bool:
     """Whether someone already scheduled ``func`` (a non-serial loop or a ``local`` buffer anywhere)."""
-    from ..schedule.tree import iter_paths
-
     for path in iter_paths(func.body):
         node = path[-1]
         if isinstance(node, S.For) and node.kind != "serial":
@@ -206,8 +201,6 @@ def is_scheduled(func: PrimFunc) -> bool:
 def default_schedule(func: PrimFunc) -> PrimFunc:
     """``func`` with the default schedule applied (``func`` itself when it is already scheduled or no rule
     applies)."""
-    from ..schedule import Schedule, ScheduleError
-
     if is_scheduled(func):
         return func
     try:

@@ -22,7 +22,15 @@ import time
 
 import numpy as np
 
+from ..database import Database, UnknownWorkloadError
+from ..graph import compile as compile_model
+from ..graph import extract_tasks, tune_model
+from ..graph.params import find_mlp_params
+from ..nn import spec
+from ..nn.models import mlp, mlp_reference
+from ..tuning.api import resolve_target
 from ..tuning.farm_on_demand import FarmOnDemand, farm_on_demand
+from .output import format_table
 from .side_by_side import Spread, ratio_spread, time_side_by_side
 
 TOLERANCE = 1e-4
@@ -32,11 +40,6 @@ LATENCY_COLUMNS = ["batch", "program", "median_us", "p10-p90_us", "vs_numpy", "v
 
 class CheckFailed(AssertionError):
     """The compiled model does not reproduce numpy's output."""
-
-
-def median_call_us(fn, *args, rounds: int = 9, min_time: float = 0.02) -> float:
-    """Median per-call time of ``fn(*args)`` in microseconds (one contender of ``time_side_by_side``)."""
-    return Spread.of(time_side_by_side({"fn": (fn, args)}, rounds, min_time)["fn"]).median
 
 
 def torch_mlp(params: dict):
@@ -57,8 +60,6 @@ def torch_mlp(params: dict):
 
 def check_against_numpy(exe, params: dict, batch: int, seed: int = 0, what: str = "compiled MLP") -> float:
     """Max abs error over ``CHECK_ROWS`` random inputs; raises CheckFailed beyond 1e-4 or on an argmax change."""
-    from .models import mlp_reference
-
     rng = np.random.default_rng(seed)
     calls = max(1, CHECK_ROWS // batch)
     worst = 0.0
@@ -83,9 +84,6 @@ def make_farm(kind, target=None, workers: int | None = None, ray_address: str | 
 
 def kernel_rows(mod, params, db, target, batch: int, sources: dict) -> list[dict]:
     """One row per kernel: its workload name, weight, where its schedule came from, trials and best latency."""
-    from ..database import UnknownWorkloadError
-    from .tasks import extract_tasks
-
     rows = []
     for t in extract_tasks(mod, params):
         try:
@@ -116,8 +114,6 @@ def latency_rows(batch: int, samples: dict[str, list[float]]) -> list[dict]:
 
 
 def _contenders(tuned, untuned, params: dict, x: np.ndarray) -> dict:
-    from .models import mlp_reference
-
     contenders = {"untuned": (untuned, (x,)), "tuned": (tuned, (x,)), "numpy": (mlp_reference, (x, params))}
     t = torch_mlp(params)
     if t is not None:
@@ -128,9 +124,6 @@ def _contenders(tuned, untuned, params: dict, x: np.ndarray) -> dict:
 
 def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed, save_dir, rounds, out) -> dict:
     """Tune, compile (tuned and untuned), check, save and time the model at one batch size."""
-    from .compile import compile as compile_model
-    from .tune_model import tune_model
-
     out(f"\n== batch {batch}: tuning (budget {trials} trials, stored trials count) ==")
     t0 = time.perf_counter()
     if trials > 0:
@@ -163,13 +156,6 @@ def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str 
                 farm="ray", workers: int | None = None, ray_address: str | None = None, batch_sizes=(1, 64),
                 seed: int = 0, save_dir: str | None = None, rounds: int = 15, out=print) -> dict:
     """Tune, compile, verify and time the MLP (see the module doc). Returns the measured figures."""
-    from ..cli import format_table
-    from ..database import Database
-    from ..nn import spec
-    from ..tuning.api import resolve_target
-    from .models import mlp
-    from .params import find_mlp_params
-
     params, source = find_mlp_params(params_path)
     out(f"weights: {source}")
     results = {"weights": source, "batches": {}, "kernels": []}

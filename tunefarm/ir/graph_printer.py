@@ -1,13 +1,13 @@
 """Print graph functions in the course's Relax script form (``@R.function`` with ``R.dataflow()``).
 
 The text parses back (``tunefarm.script.from_source``; bound constants print as
-``metadata["relax.expr.Constant"][i]`` and come back with ``script_parser.from_source(text,
+``metadata["relax.expr.Constant"][i]`` and come back with ``tunefarm.script.relax_parser.from_source(text,
 metadata=fn.metadata())``), so ``print -> parse -> print`` is the identity on the text.
 """
 from __future__ import annotations
 
-from ..ir.expr import Var
-from .expr import Call, Constant, GraphVar, TensorType
+from .expr import Var
+from .graph_expr import Call, Constant, GraphVar, TensorType
 
 OP_NAMES = {"matmul": "R.matmul", "dense": "R.nn.linear", "add": "R.add", "relu": "R.nn.relu",
             "conv2d": "R.nn.conv2d", "max_pool2d": "R.nn.max_pool2d", "flatten": "R.flatten",

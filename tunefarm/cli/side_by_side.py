@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,10 +45,6 @@ class Spread:
 @contextlib.contextmanager
 def pinned_threads(threads: int):
     """Hold numpy's BLAS (and torch, when imported) to ``threads`` threads inside the block."""
-    import sys
-
-    from threadpoolctl import threadpool_limits
-
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None
     with threadpool_limits(limits=threads, user_api="blas"):
@@ -101,3 +99,8 @@ def ratio_spread(samples: dict[str, list[float]], numerator: str, denominator: s
     """``numerator / denominator`` taken round by round (how many times faster ``denominator`` is)."""
     a, b = np.asarray(samples[numerator]), np.asarray(samples[denominator])
     return Spread.of(a / b)
+
+
+def median_call_us(fn, *args, rounds: int = 9, min_time: float = 0.02) -> float:
+    """Median per-call time of ``fn(*args)`` in microseconds (one contender of ``time_side_by_side``)."""
+    return Spread.of(time_side_by_side({"fn": (fn, args)}, rounds, min_time)["fn"]).median

@@ -1,4 +1,4 @@
-"""Progress of a running trial: how much of its time budget it has used.
+"""The clock of a running trial: how much of its time budget it has used.
 
 Waiting for the host's measurement lock and computing the workload's reference are *paused* time, not charged
 to the candidate: a trial that waits behind other workers' timings, or that is first on its worker to need a
@@ -20,7 +20,7 @@ def pause_limit_error(reason: str | None, limit_s: float) -> str:
     return f"item waited more than {limit_s:g} s for {what}; worker killed"
 
 
-class Progress:
+class TrialClock:
     """How much of a trial's budget is used: active seconds, excluding paused spans (lock wait, reference).
 
     ``on_change(event, reason)`` (optional) is called on ``start``/``pause``/``resume``/``finish`` so that a
@@ -82,15 +82,15 @@ class Progress:
 
 
 class Paused:
-    """``with Paused(progress, "lock"):`` -- the span is not charged to the trial (progress may be None)."""
+    """``with Paused(clock, "lock"):`` -- the span is not charged to the trial (``clock`` may be None)."""
 
-    def __init__(self, progress: Progress | None, reason: str):
-        self.progress, self.reason = progress, reason
+    def __init__(self, clock: TrialClock | None, reason: str):
+        self.clock, self.reason = clock, reason
 
     def __enter__(self):
-        if self.progress is not None:
-            self.progress.pause(self.reason)
+        if self.clock is not None:
+            self.clock.pause(self.reason)
 
     def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.resume()
+        if self.clock is not None:
+            self.clock.resume()

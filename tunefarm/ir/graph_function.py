@@ -1,7 +1,8 @@
 """Graph functions: parameters, dataflow blocks of bindings, and a returned value."""
 from __future__ import annotations
 
-from .expr import Call, Constant, GraphExpr, GraphVar
+from .graph_expr import Call, Constant, GraphExpr, GraphVar
+from .graph_printer import function_metadata, function_to_script
 
 
 class Binding:
@@ -50,8 +51,6 @@ class Function:
     def script(self, constants: list | None = None) -> str:
         """The function as script text; a module printing several functions passes one ``constants`` list so
         ``metadata["relax.expr.Constant"][i]`` numbers them module-wide."""
-        from .printer import function_to_script
-
         return function_to_script(self, constants=constants)
 
     def show(self) -> None:
@@ -59,8 +58,6 @@ class Function:
 
     def metadata(self) -> dict:
         """The bound constants as the printed script numbers them: ``{"relax.expr.Constant": [arrays]}``."""
-        from .printer import function_metadata
-
         return function_metadata(self)
 
     def __str__(self) -> str:

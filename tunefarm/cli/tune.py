@@ -10,13 +10,16 @@ records of the workload on the target is refused (so a budget is never silently 
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
+
+from .errors import CommandError
+from .output import show_logs
+
+REFUSED = 2  # exit status of input refused before anything started
 
 
-def add_tune_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("tune", help="tune one workload (records go to a trace database)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tune", help="tune one workload (records go to a trace database)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("workload", help="file.py:name, or a built-in name such as matmul-128")
     p.add_argument("--space", default=None,
                    help="schedule function 'file.py:function' or registered name (default: the auto space)")
@@ -33,66 +36,63 @@ def add_tune_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per trial (build + check + timing)")
     p.add_argument("--task-name", default=None)
     p.add_argument("--resume", action="store_true", help="continue a job on a database that has its records")
-    p.set_defaults(func=run_tune)
-    return p
+    p.set_defaults(func=run)
 
 
-def run_tune(args) -> int:
-    """Check every input (workload, space, numbers, database), then tune; the farm starts only to measure."""
-    from tunefarm.database import Database, DatabaseError
-    from tunefarm.ir.structural import workload_key
-    from tunefarm.search.errors import SearchError
+def _inputs(args):
+    """``(name, func, space, farm)`` once every input checks out; the farm is not started."""
+    # the tuning stack loads when the command runs (see the package docstring)
     from search_spaces.registry import resolve_space
-    from tunefarm.tuning.farm_on_demand import farm_on_demand
-    from tunefarm.search.space import SpaceError
-    from tunefarm.tuning.api import resolve_target, tune
-    from tunefarm.search.workloads import WorkloadError, load_workload
 
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s [%(levelname)s] %(message)s")
+    from ..search.space import SpaceError
+    from ..search.workloads import WorkloadError, load_workload
+    from ..tuning.farm_on_demand import farm_on_demand
+
     if args.trials < 0 or args.trials_per_round < 1:
-        print("tunefarm tune: error: --trials must be >= 0 and --trials-per-round >= 1", file=sys.stderr)
-        return 2
+        raise CommandError("--trials must be >= 0 and --trials-per-round >= 1", REFUSED)
     if args.workers is not None and args.workers < 1:
-        print(f"tunefarm tune: error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
-        return 2
+        raise CommandError(f"--workers must be at least 1, got {args.workers}", REFUSED)
     try:
         name, func = load_workload(args.workload)
         space = None if args.space is None else resolve_space(args.space)
         farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     except (WorkloadError, SpaceError, ValueError) as e:
-        print(f"tunefarm tune: error: {e}", file=sys.stderr)
-        return 2
-    try:
-        db = Database(args.db)
-    except DatabaseError as e:
-        print(f"tunefarm tune: error: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(str(e), REFUSED) from None
+    return name, func, space, farm
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every input (workload, space, numbers, database), then tune; the farm starts only to measure."""
+    # the tuning stack loads when the command runs (see the package docstring)
+    from ..database import Database
+    from ..ir.structural import workload_key
+    from ..search.errors import SearchError
+    from ..search.space import SpaceError
+    from ..tuning.api import resolve_target, tune
+
+    show_logs()
+    name, func, space, farm = _inputs(args)
+    db = Database(args.db)  # a database that cannot be opened fails here (DatabaseError), before the farm starts
     try:
         target = resolve_target(args.target, farm)
-        key = workload_key(func)
         try:
-            existing = db.count_records(key, str(target))
+            existing = db.count_records(workload_key(func), str(target))
         except Exception:  # noqa: BLE001 - unknown workload: nothing stored yet
             existing = 0
         if existing and not args.resume:
-            print(f"tunefarm tune: error: {args.db} already holds {existing} trials of {name!r} on {target.label()}; "
-                  "pass --resume to continue that job (the budget counts them) or use another --db",
-                  file=sys.stderr)
-            return 2
+            raise CommandError(f"{args.db} already holds {existing} trials of {name!r} on {target.label()}; pass "
+                               "--resume to continue that job (the budget counts them) or use another --db", REFUSED)
         if args.trials > existing:  # something to measure: start the farm here, on the main thread
             try:
                 farm.start()
             except (ValueError, RuntimeError) as e:  # no Ray, no node with the target's CPU, ...
-                print(f"tunefarm tune: error: cannot start the farm: {e}", file=sys.stderr)
-                return 1
+                raise CommandError(f"cannot start the farm: {e}") from None
         try:
             result = tune(func, target=target, max_trials=args.trials, trials_per_round=args.trials_per_round,
                           space=space, database=db, farm=farm, seed=args.seed, task_name=args.task_name or name,
                           strategy=args.strategy, timeout_s=args.timeout)
         except (SearchError, SpaceError) as e:
-            print(f"tunefarm tune: error: {e}", file=sys.stderr)
-            return 1
+            raise CommandError(str(e)) from None
     finally:
         farm.close()
     rec = result.best_record()

@@ -33,7 +33,10 @@ import os
 import sys
 import threading
 
+import llvmlite.binding as llvm
 import numpy as np
+
+from .jit import host_target_machine
 
 OFF_REFCNT, OFF_TYPE, OFF_DATA, OFF_ND, OFF_DIMS, OFF_DESCR, OFF_FLAGS = 0, 8, 16, 24, 32, 56, 64
 C_CONTIGUOUS, ALIGNED, WRITEABLE = 0x1, 0x100, 0x400
@@ -356,10 +359,6 @@ class _Jit:
     """One tiny MCJIT module; the code lives as long as this object."""
 
     def __init__(self, text: str, symbol: str):
-        import llvmlite.binding as llvm
-
-        from ..runtime.jit import host_target_machine
-
         with _lock:
             tm = host_target_machine(llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
             mod = llvm.parse_assembly(text)

@@ -19,7 +19,7 @@ The accepted subset is what the MLC course writes and what ``printer`` prints:
 * ``metadata["relax.expr.Constant"][i]`` (bound constants, as ``BindParams`` prints them) when the constants
   are provided: ``from_source(text, metadata=...)`` here, a ``metadata`` dict in the Python scope, or the
   metadata section ``script(show_meta=True)`` prints; older printers' ``meta[relay.Constant][i]`` too;
-* the older printers' types and op names (``script_types``; ``relax.nn.dense`` through ``tunefarm.tvm``).
+* the older printers' types and op names (``relax_types``; ``relax.nn.dense`` through ``tunefarm.tvm``).
 
 Anything else is a ``ParseError`` at the offending line. Calls to PrimFuncs and graph functions are checked
 against their signatures once the whole module is known (``_finalize_in_module``).
@@ -32,16 +32,19 @@ import contextvars
 
 import numpy as np
 
+from ..ir import graph_ops as ops
+from ..ir.call_signature import SignatureError, check_signature
 from ..ir.dtype import ALL_TYPES
-from ..ir.metadata import decode_array
 from ..ir.expr import Var
-from ..script.diagnostics import ParseError, describe
-from ..script.namespace import ScriptNamespace, TIRNamespace
-from ..script.source import is_module, plain_constant, _MISSING
-from .expr import Call, Constant, GraphExpr, GraphVar, TensorType
-from .function import Binding, DataflowBlock, Function
-from . import ops
-from .script_types import TensorTypeParsing, compatible, fits
+from ..ir.function import PrimFunc
+from ..ir.graph_expr import Call, Constant, GraphExpr, GraphVar, TensorType
+from ..ir.graph_function import Binding, DataflowBlock, Function
+from ..ir.metadata import decode_array
+from .diagnostics import ParseError, describe
+from .namespace import ScriptNamespace, TIRNamespace
+from .parser import from_source as parse_source
+from .relax_types import TensorTypeParsing, compatible, fits
+from .source import _MISSING, is_module, plain_constant
 
 _METADATA: contextvars.ContextVar = contextvars.ContextVar("tunefarm_graph_metadata", default=None)
 METADATA_KEY = "relax.expr.Constant"
@@ -79,10 +82,8 @@ def from_source(text: str, name: str | None = None, metadata=None):
     ``metadata`` is ``{"relax.expr.Constant": [array, ...]}`` or just the list of arrays, in the order the
     printer numbered them (``Function.metadata()`` gives that dict).
     """
-    from ..script import from_source as parse
-
     with provide_metadata(metadata):
-        return parse(text, name=name)
+        return parse_source(text, name=name)
 
 
 class ParsedFunction(Function):
@@ -95,9 +96,6 @@ class ParsedFunction(Function):
 
 def check_calls(fn: Function, mod, where=None) -> None:
     """Every ``call_tir`` names a PrimFunc of ``mod`` whose signature fits the arguments and result."""
-    from ..ir.function import PrimFunc
-    from .compose import ComposeError, check_signature
-
     for b in fn.bindings():
         call = b.value
         if not isinstance(call, Call) or call.op not in ("call_tir", "call_dps_packed", "call_func"):
@@ -121,7 +119,7 @@ def check_calls(fn: Function, mod, where=None) -> None:
         if isinstance(callee, PrimFunc):
             try:
                 check_signature(callee, [a.type for a in call.args], call.type, f"{fn.name}: {b.var.name}")
-            except ComposeError as e:
+            except SignatureError as e:
                 raise node(str(e)) if node else e
 
 
@@ -458,7 +456,7 @@ class RelaxParser(TensorTypeParsing):
             if meta is None:
                 raise self.err(node, "this function uses bound constants (`metadata[\"relax.expr.Constant\"][i]`) "
                                      "that are not part of the script text; parse it with "
-                                     "tunefarm.graph.script_parser.from_source(text, metadata=fn.metadata()) or "
+                                     "tunefarm.script.relax_parser.from_source(text, metadata=fn.metadata()) or "
                                      "bind the weights again with BindParams", "metadata")
             consts = meta.get(METADATA_KEY) if isinstance(meta, dict) else meta
             if not isinstance(consts, (list, tuple)):

@@ -10,8 +10,8 @@ import ast
 
 from ..ir.dtype import ALL_TYPES
 from ..ir.expr import Var
-from ..script.diagnostics import describe
-from .expr import TensorType
+from ..ir.graph_expr import TensorType
+from .diagnostics import describe
 
 
 class TensorTypeParsing:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.expr import IntImm, PrimExpr, Var
+from .dtype import check_dtype
+from .expr import IntImm, PrimExpr, Var, const
 
 Dim = int | Var
 
@@ -31,8 +32,6 @@ class TensorType:
             if isinstance(d, int) and d < 0:
                 raise ValueError(f"tensor dims must be >= 0, got {d}")
             dims.append(d)
-        from ..ir.dtype import check_dtype
-
         self.shape = tuple(dims)
         self.dtype = check_dtype(str(dtype))
 
@@ -55,7 +54,17 @@ class TensorType:
 
 
 class GraphExpr:
+    """A graph value; every kind has a ``type`` (its ``TensorType``)."""
+
     __slots__ = ()
+
+    @property
+    def shape(self):
+        return self.type.shape
+
+    @property
+    def dtype(self):
+        return self.type.dtype
 
 
 TensorStructInfo = TensorType  # the course's name (``relax.TensorStructInfo(shape, dtype)``)
@@ -82,14 +91,6 @@ class GraphVar(GraphExpr):
     def struct_info(self) -> TensorType:
         return self.type
 
-    @property
-    def shape(self):
-        return self.type.shape
-
-    @property
-    def dtype(self):
-        return self.type.dtype
-
     def __repr__(self) -> str:
         return f"{self.name}: {self.type!r}"
 
@@ -104,14 +105,6 @@ class Constant(GraphExpr):
         self.data = data if data.flags.c_contiguous else np.ascontiguousarray(data)  # keeps 0-d arrays 0-d
         self.type = TensorType(self.data.shape, str(self.data.dtype))
         self.name = name
-
-    @property
-    def shape(self):
-        return self.type.shape
-
-    @property
-    def dtype(self):
-        return self.type.dtype
 
     def __repr__(self) -> str:
         return f"Constant({self.name or ''}{list(self.data.shape)}, {self.data.dtype})"
@@ -135,19 +128,9 @@ class Call(GraphExpr):
         self.attrs = dict(attrs or {})
         self.type = ttype
 
-    @property
-    def shape(self):
-        return self.type.shape
-
-    @property
-    def dtype(self):
-        return self.type.dtype
-
     def __repr__(self) -> str:
         return f"Call({self.op}, {self.attrs.get('func', '')})"
 
 
 def shape_expr_to_ir(d: Dim) -> PrimExpr:
-    from ..ir.expr import const
-
     return const(d, "int64") if isinstance(d, int) else d

@@ -11,6 +11,13 @@ from __future__ import annotations
 import json
 import statistics
 
+from ..farm.check import compare_output, make_arrays, output_params
+from ..farm.measure import rewrite_layout_free
+from ..ir.serialize import from_json
+from ..runtime import aligned, build
+from ..schedule import Trace
+from ..target import Target, matching_target
+
 
 def _median_us(fn, arrays, rounds: int, min_ms: float) -> float:
     timer = fn.time_evaluator(number=1, repeat=rounds, min_repeat_ms=min_ms)
@@ -20,13 +27,6 @@ def _median_us(fn, arrays, rounds: int, min_ms: float) -> float:
 def bench_best(db, workload: str | None = None, target: str | None = None, rounds: int = 7,
                min_repeat_ms: float = 20.0) -> list[dict]:
     """One row per (workload, target) benchmarked; targets this CPU cannot run are skipped."""
-    from tunefarm.farm.check import compare_output, make_arrays, output_params
-    from tunefarm.farm.measure import rewrite_layout_free
-    from tunefarm.ir.serialize import from_json
-    from tunefarm.runtime import aligned, build
-    from tunefarm.schedule import Trace
-    from tunefarm.target import Target, matching_target
-
     keys = [db.get_workload(workload).key] if workload else list(db.workloads()["key"])
     rows = []
     for key in keys:

@@ -1,0 +1,47 @@
+"""``tunefarm import`` / ``tunefarm export``: move a trace database's contents as JSON lines."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from .errors import CommandError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="merge a JSON-lines export into a trace database",
+                       description="Merge a file written by 'tunefarm export' (or Database.export) into a database, "
+                                   "in one transaction. Every workload and trace is checked (the trace must replay "
+                                   "on its workload and give its program hash); a bad line refuses the whole file "
+                                   "and leaves the database as it was. Importing a file twice adds nothing.")
+    p.add_argument("file", help="JSON-lines export to read")
+    p.add_argument("--db", required=True, help="trace database to merge into (created if missing)")
+    p.set_defaults(func=run_import)
+    p = sub.add_parser("export", help="write a trace database as JSON lines (for 'tunefarm import' elsewhere)",
+                       description="Write workloads, jobs, batches and records of a database as one JSON object per "
+                                   "line, from one consistent snapshot. The database is only read.")
+    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("-o", "--output", required=True, help="JSON-lines file to write")
+    p.set_defaults(func=run_export)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from ..database import Database  # loads when the command runs (see the package docstring)
+
+    if not os.path.isfile(args.file):
+        raise CommandError(f"export file {args.file!r} does not exist")
+    with Database(args.db) as db:
+        new = db.import_(args.file)
+    print(f"imported into {args.db}: " + ", ".join(f"{n} new {kind}" for kind, n in new.items()))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..database import Database  # loads when the command runs (see the package docstring)
+
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
+    with Database(args.db, readonly=True) as db:
+        counts = db.export(args.output)
+    print(f"wrote {args.output}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    return 0
