@@ -71,34 +71,44 @@ def real(args) -> None:
     sizes = [n for n in args.workers if n <= cores] or [1]
     kinds = ["local", "ray"] if args.farm == "both" else [args.farm]
     print(f"host: {cores} cores; target {target.cpu} -num-cores=1; {args.trials} trials per job, "
-          f"{args.repeats} repeat(s); worker counts {sizes}")
+          f"{args.repeats} repeat(s); worker counts {sizes}; every size's jobs interleaved with the others'")
     for kind in kinds:
-        rows: dict = {}
-        for n in sizes:
-            with make_farm(kind, n, target) as farm:
+        rows: dict = {(wl, n): [] for wl in args.workloads for n in sizes}
+        farms = {n: make_farm(kind, n, target) for n in sizes}  # all alive at once: idle workers cost nothing
+        try:
+            for n, farm in farms.items():
                 one_job(farm, "matmul-32", 16, 0, target)  # warm-up: worker start, imports
+            for r in range(args.repeats):  # round r runs every size once, so drift hits them all alike
                 for wl in args.workloads:
-                    rows[(wl, n)] = [one_job(farm, wl, args.trials, 100 + r, target) for r in range(args.repeats)]
-                    m = rows[(wl, n)]
-                    print(f"  [{kind}] {wl} x{n}: " + ", ".join(f"{x['tps']:.1f} trials/s" for x in m), flush=True)
+                    for n in sizes:
+                        rows[(wl, n)].append(one_job(farms[n], wl, args.trials, 100 + r, target))
+                        print(f"  [{kind}] round {r + 1}: {wl} x{n}: {rows[(wl, n)][-1]['tps']:.1f} trials/s",
+                              flush=True)
+        finally:
+            for farm in farms.values():
+                farm.close()
             if kind == "ray":
                 import ray
 
                 ray.shutdown()
-        print(f"\n{kind} farm")
-        print(f"{'workload':<22} {'workers':>7} {'trials/s (range)':>22} {'speed-up':>9} {'driver ms/trial':>16} "
-              f"{'busy':>6} {'replayed':>9} {'best us':>9}")
-        for wl in args.workloads:
-            base = statistics.median(x["tps"] for x in rows[(wl, sizes[0])])
-            for n in sizes:
-                m = rows[(wl, n)]
-                tps = [x["tps"] for x in m]
-                med = statistics.median(tps)
-                print(f"{wl:<22} {n:>7} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} {med / base:>8.2f}x "
-                      f"{statistics.median(x['cpu_ms'] for x in m):>16.2f} "
-                      f"{statistics.median(x['busy'] for x in m):>6.2f} "
-                      f"{statistics.median(x['replayed'] for x in m):>9.2f} "
-                      f"{statistics.median(x['best_us'] for x in m):>9.2f}")
+        report(kind, rows, args.workloads, sizes)
+
+
+def report(kind: str, rows: dict, workloads: list[str], sizes: list[int]) -> None:
+    print(f"\n{kind} farm")
+    print(f"{'workload':<22} {'workers':>7} {'trials/s (range)':>22} {'speed-up':>9} {'driver ms/trial':>16} "
+          f"{'busy':>6} {'replayed':>9} {'best us':>9}")
+    for wl in workloads:
+        base = statistics.median(x["tps"] for x in rows[(wl, sizes[0])])
+        for n in sizes:
+            m = rows[(wl, n)]
+            tps = [x["tps"] for x in m]
+            med = statistics.median(tps)
+            print(f"{wl:<22} {n:>7} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} {med / base:>8.2f}x "
+                  f"{statistics.median(x['cpu_ms'] for x in m):>16.2f} "
+                  f"{statistics.median(x['busy'] for x in m):>6.2f} "
+                  f"{statistics.median(x['replayed'] for x in m):>9.2f} "
+                  f"{statistics.median(x['best_us'] for x in m):>9.2f}")
 
 
 def simulated(args) -> None:

@@ -64,6 +64,26 @@ def test_two_connections_never_hold_one_program(tmp_path):
         a.claim(jb, KEY, TARGET_A, "h9")  # one string is not a list of hashes
 
 
+def test_a_driver_step_stores_results_and_claims_in_one_transaction(tmp_path):
+    a, b = _db(tmp_path / "s.sqlite"), Database(tmp_path / "s.sqlite")
+    ja, jb = a.start_job("A"), b.start_job("B")
+    assert a.claim(ja, KEY, TARGET_A, ["h1", "h2"]) == ["h1", "h2"]
+    r1 = make_record(KEY, 0, job=ja)
+    r1.program_hash = "h1"
+    # the result of h1 arrives; h3 and h4 are picked next, with a budget of 3 trials
+    got = a.commit_and_claim([r1], ja, [(KEY, TARGET_A, ["h3"], 3), (KEY, TARGET_A, ["h4"], 3),
+                                        (KEY, TARGET_B, ["h1"], None)])
+    assert got == [["h3"], [], ["h1"]]  # h1 stored + h2, h3 held: the budget of 3 is used up; target B is apart
+    assert a.count_records(KEY) == 1 and a.budget_used(KEY, TARGET_A) == 3
+    assert b.commit_and_claim([], jb, [(KEY, TARGET_A, ["h3", "h5"], None)]) == [["h5"]]  # h3 is A's
+    bad = make_record(KEY, 1, job=ja)
+    bad.program_hash = "h2"
+    bad.trial = -1  # refused: the whole step is refused, nothing stored and nothing claimed
+    with pytest.raises(InvalidRecordError):
+        a.commit_and_claim([bad], ja, [(KEY, TARGET_A, ["h6"], None)])
+    assert a.count_records(KEY) == 1 and b.claim(jb, KEY, TARGET_A, ["h6"]) == ["h6"]
+
+
 def test_the_budget_counts_records_and_live_claims_of_every_job(tmp_path):
     a, b = _db(tmp_path / "c.sqlite"), Database(tmp_path / "c.sqlite")
     ja, jb = a.start_job("A"), b.start_job("B")

@@ -126,6 +126,21 @@ def test_prefer_is_honoured_when_the_worker_has_room_and_not_waited_for_when_it_
     assert d.status is DoneStatus.OK
 
 
+def test_rooms_say_which_worker_takes_the_next_item_at_once(farm):
+    w1, w2 = worker_ids(farm, 2)
+    assert farm.rooms() == {w1: 2, w2: 2}
+    spins = [farm.put(Work(H + "spin", {"secs": 1.0}, prefer=w2)) for _ in range(2)]
+    assert farm.rooms() == {w1: 2}  # w2 holds its two items: a put preferring it would run elsewhere
+    t = farm.put(Work(H + "echo", "x", prefer=w1))
+    assert farm.rooms() == {w1: 1}
+    got = {}
+    while farm.pending:
+        for d in farm.poll(60):
+            got[d.ticket] = d
+    assert got[t].worker == w1 and got[spins[0]].worker == w2  # (the second spin may move to idle w1)
+    assert farm.rooms() == {w1: 2, w2: 2}
+
+
 def test_shared_texts_reach_the_handler_once_per_worker(farm):
     texts = {"wl-a": "a" * 300_000 + "end", "wl-b": '{"workload": "' + "b" * 200_000 + '"}'}  # > a pipe's buffer
     works = [Work(H + "read_shared", {"key": k}, shared={k: texts[k]}, tag=k) for _ in range(8) for k in texts]

@@ -8,7 +8,7 @@ import pytest
 
 from search_spaces.matmul import stochastic_schedule_mm
 from tunefarm.search.cost_model import XGBCostModel
-from tunefarm.search.evolution import EvolutionConfig, TaskSearch
+from tunefarm.search.evolution import LOCAL_CHOICE, EvolutionConfig, TaskSearch
 from tunefarm.search.generate import generate
 from tunefarm.search.space import AutoSpace, ScheduleFn
 
@@ -129,3 +129,18 @@ def test_picks_never_repeat_a_known_program_and_each_earns_search_effort(mm128):
     assert search.credit == pytest.approx(search.config.effort)
     again = search.receive({"programs": [[e.hash, e.trace, "", e.sketch, "fresh"]], "valid": 1}, "x")
     assert again == 0 and e.hash not in search.pool
+
+
+def test_a_worker_picks_among_its_own_candidates_once_it_holds_enough(mm128):
+    cache, search = _trained(mm128)
+    search.pool.clear()
+    fill(search, cache, 24)
+    entries = sorted(search.pool.values(), key=lambda e: -e.score)
+    for k, e in enumerate(entries):
+        e.worker = "A" if k % 2 else "B"  # B holds the best-scored candidate
+    search.config = EvolutionConfig(eps_greedy=0.0, explore_share=0.0, local_share=0.0)
+    mine = {e.hash for e in entries if e.worker == "A"}
+    assert len(mine) >= LOCAL_CHOICE
+    picked = search.pick("A")
+    assert picked.hash in mine and picked.worker == "A"  # A measures what it already holds
+    assert search.pick("nobody") is not None  # a worker holding too few takes the best of all

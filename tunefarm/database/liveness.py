@@ -56,6 +56,15 @@ def process_start(pid: int) -> int | None:
     return int(fields[19])
 
 
+@functools.lru_cache(maxsize=None)
+def _own_start_of(pid: int) -> int | None:
+    return process_start(pid)
+
+
+def _own_start() -> int | None:
+    return _own_start_of(os.getpid())  # keyed by pid: a forked child is another process
+
+
 def this_process() -> tuple[int, str, str, int | None]:
     """``(pid, host, pid_space, pid_start)`` of the calling process, as ``start_job`` records them."""
     pid = os.getpid()
@@ -64,6 +73,8 @@ def this_process() -> tuple[int, str, str, int | None]:
 
 def pid_alive(pid: int, start: int | None) -> bool:
     """Whether process ``pid`` of this process space still runs (and is the one started at ``start``)."""
+    if pid == os.getpid():  # a driver asks about its own job on every claim: no need to read /proc
+        return start is None or start == _own_start()
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

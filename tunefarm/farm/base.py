@@ -134,6 +134,12 @@ class Farm(abc.ABC):
         """Items that can run or sit queued on workers right now (live workers x ``inflight_per_worker``)."""
         raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
+    def rooms(self) -> dict[str, int]:
+        """Free places of each ready worker right now (worker id -> items it takes without waiting): where a
+        put item preferring that worker runs at once. A caller that cares where an item runs (its inputs are
+        cached on one worker) chooses the item for the room, not the room for the item."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream work items")
+
     @property
     def pending(self) -> int:
         """Items put and not yet returned by ``poll``."""

@@ -82,6 +82,8 @@ class _Worker:
             os.close(to_child_r)
             os.close(to_parent_w)
         self.conn = mpc.Connection(to_parent_r, writable=False)
+        self.readable = select.poll()  # "is another message waiting?" (Connection.poll builds a selector per call)
+        self.readable.register(to_parent_r, select.POLLIN)
         self.wfd = to_child_w
         os.set_blocking(self.wfd, False)
         self._out = bytearray()
@@ -292,6 +294,10 @@ class LocalFarm(Farm):
     def _open(self, w: _Worker) -> bool:
         return w.ready and not w.retiring
 
+    def rooms(self) -> dict[str, int]:
+        n = self.inflight_per_worker
+        return {w.worker_id: n - len(w.sent) for w in self._workers if self._open(w) and len(w.sent) < n}
+
     def _dispatch(self) -> None:
         """Fill the least loaded workers first; take queued-behind items back for workers left idle."""
         rooms = {w.worker_id: w for w in self._workers if self._open(w)}
@@ -379,7 +385,7 @@ class LocalFarm(Farm):
         """Handle every message the worker has sent; end-of-file means it died."""
         while w in self._workers:
             try:
-                if not w.conn.poll():
+                if not w.readable.poll(0):
                     return
                 msg = json.loads(w.conn.recv_bytes())
             except (EOFError, OSError):

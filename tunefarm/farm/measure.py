@@ -136,13 +136,18 @@ class Measurer:
         self.compiles += 1
         return Module.from_artifact(compile_funcs(func, target, keep_ll=False))
 
-    def _reference(self, ref_json, w: _Workload, target) -> list[np.ndarray]:
-        """Outputs of the reference program (the unscheduled workload unless ``ref_json`` names one)."""
+    def _reference(self, ref_json, w: _Workload, target, clock: TrialClock | None = None) -> list[np.ndarray]:
+        """Outputs of the reference program (the unscheduled workload unless ``ref_json`` names one); computing
+        them (once per workload and process) is paused time."""
         key = "" if ref_json is None else hashlib.sha256(
             (ref_json if isinstance(ref_json, str) else json.dumps(ref_json, sort_keys=True)).encode()).hexdigest()
         cached = w.references.get(key)
         if cached is not None:
             return cached
+        with Paused(clock, "reference"):
+            return self._compute_reference(ref_json, key, w, target)
+
+    def _compute_reference(self, ref_json, key: str, w: _Workload, target) -> list[np.ndarray]:
         func = w.func
         if ref_json is not None:
             try:
@@ -231,8 +236,7 @@ class Measurer:
                 return self._fail(MeasureStatus.RUN_ERROR, _error_text("run: ", e), t0, build_secs)
             warmed = settings.stop_above_s is not None and check_secs > settings.stop_above_s
             try:
-                with Paused(clock, "reference"):
-                    reference = self._reference(settings.reference_json, w, target)
+                reference = self._reference(settings.reference_json, w, target, clock)
             except _ReferenceError as e:
                 return self._fail(e.status, str(e), t0, build_secs)
             for i, expected in zip(w.outputs, reference):
@@ -252,8 +256,9 @@ class Measurer:
         try:
             timer = mod.time_evaluator("main", number=settings.number, repeat=settings.repeat,
                                        min_repeat_ms=settings.min_repeat_ms)
-            with Paused(clock, "lock"):
-                self.lock.acquire()
+            if not self.lock.try_acquire():  # a wait for the lock is paused time (reported only when it happens)
+                with Paused(clock, "lock"):
+                    self.lock.acquire()
             try:
                 run_secs = list(timer(*arrays, warm_up=not warmed, stop_above_s=stop_above_s).results)
             finally:

@@ -128,6 +128,14 @@ class HostMeasureLock:
                 return None
             time.sleep(_POLL_S)
 
+    def try_acquire(self) -> bool:
+        """Take a free slot if there is one now, without waiting (a worker then need not report a pause)."""
+        if self._held is not None:
+            raise RuntimeError(f"measure lock {self.path} is already held by this object")
+        paths = [self.path] if self.slots == 1 else [self.slot_path(k) for k in range(self.slots)]
+        self._held = next((p for p in paths if self._try(p)), None)
+        return self._held is not None
+
     def acquire(self, timeout: float | None = None) -> float:
         """Block until a slot is ours; with ``timeout``, raise ``TimeoutError`` after that many seconds."""
         if self._held is not None:

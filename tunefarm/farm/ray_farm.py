@@ -293,6 +293,11 @@ class RayFarm(SlotFaults, Farm):
         self._queue.push(item)
         self._dispatch()
 
+    def rooms(self) -> dict[str, int]:
+        n = self.inflight_per_worker
+        return {s.worker_id: n - len(s.calls) for s in self._slots
+                if s.state == "ready" and not s.retire and len(s.calls) < n}
+
     def _dispatch(self) -> None:
         """Fill the least loaded ready workers first (an item's clock starts when it reaches a slot's head)."""
         if not len(self._queue):

@@ -5,9 +5,9 @@ batch, wait for all of it. Here nothing waits. Workers produce candidate program
 *requests* this object writes, and the driver picks one candidate at a time whenever a worker is free to
 measure. The algorithm is the same steady-state evolution, continuous instead of generational:
 
-- the **pool** holds every unmeasured candidate the workers sent back, scored by the newest cost model (all
-  stale scores are recomputed in one batched prediction when a new model arrives); it keeps the best
-  ``POOL_SIZE`` by score;
+- the **pool** holds every unmeasured candidate the workers sent back, scored by the newest cost model (stale
+  scores are recomputed in one batched prediction before a pick); it keeps the best ``POOL_SIZE`` by score
+  (more on a big farm: ``WORKER_POOL`` per worker, see ``pick``);
 - the **population** is the ``population`` fittest programs of the pool and the measured ones. Fitness is the
   measurement for a measured program (``log(best / latency)``, the scale the regression model predicts) and the
   prediction otherwise (the model can rank a measured near-best program below strangers it overrates);
@@ -42,12 +42,14 @@ import numpy as np
 
 from .generate import decode_features
 
-POOL_SIZE = 512            # unmeasured candidates kept per task, best scored first
+POOL_SIZE = 512            # unmeasured candidates kept per task, best scored first ...
+WORKER_POOL = 64           # ... and at least this many per worker that holds some
 TOP_MEASURED = 64          # fastest measured programs kept as parents
 SKETCH_SHARE = 8           # one exploiting pick in this many goes to an under-explored sketch
 SKETCH_MIN_SAMPLES = 8
 SKETCH_KEEP_RATIO = 1.25
 MIN_ATTEMPTS = 64          # invalid candidates before a space that never produced a valid one is an error
+LOCAL_CHOICE = 8           # a worker picks among its own candidates once it holds this many (see ``pick``)
 EMPTY_REPLIES = 4          # replies in a row with nothing new before an idle task counts as exhausted
 
 
@@ -176,51 +178,54 @@ class TaskSearch:
         return not self.pool and requests_in_flight == 0 and self.empty_replies >= EMPTY_REPLIES
 
     # -- measurement ---------------------------------------------------------------------------------------
-    def pick(self) -> Entry | None:
-        """The next candidate to measure (removed from the pool), or None when the pool is empty."""
+    def pick(self, worker: str | None = None) -> Entry | None:
+        """The next candidate to measure (removed from the pool), or None when the pool is empty.
+
+        ``worker``: the worker that will measure it. It chooses among the candidates it produced itself once it
+        holds ``LOCAL_CHOICE`` of them, so it measures a program it already has instead of replaying one from
+        another worker. That keeps each worker's choice as selective as a one-worker job's: every worker's
+        share of the pool grows by ``effort`` candidates per trial it measures, from parents drawn from the
+        whole population.
+        """
         if not self.pool:
             return None
         self.credit += self.effort()
+        cands = [e for e in self.pool.values() if e.worker == worker] if worker else []
+        if len(cands) < LOCAL_CHOICE:
+            cands = list(self.pool.values())
         if not self.guided:
-            e, source = self.pool[self.rng.choice(list(self.pool))], "random"
+            e, source = self.rng.choice(cands), "random"
         else:
-            self._score([e for e in self.pool.values() if e.version != self.model.version])
-            e, source = self._choose()
+            self._score([e for e in cands if e.version != self.model.version])
+            e, source = self._choose(cands)
         del self.pool[e.hash]
         self.sources[source] += 1
         return e
 
-    def _choose(self) -> tuple[Entry, str]:
+    def _choose(self, cands: list[Entry]) -> tuple[Entry, str]:
         c = self.config
         u = self.rng.random()
         if u < c.eps_greedy:
-            fresh = [e for e in self.pool.values() if e.origin == "fresh"]
+            fresh = [e for e in cands if e.origin == "fresh"]
             if fresh:
                 return self.rng.choice(fresh), "random"
         elif u < c.eps_greedy + c.explore_share:
-            got = self._best(lambda e: e.origin == "fresh")
+            got = _best(cands, lambda e: e.origin == "fresh")
             if got is not None:
                 return got, "explore"
         elif u < c.eps_greedy + c.explore_share + c.local_share:
-            got = self._best(lambda e: e.origin == "local")
+            got = _best(cands, lambda e: e.origin == "local")
             if got is not None:
                 return got, "local"
         if self.rng.randrange(SKETCH_SHARE) == 0:
-            sketch = self._open_sketch()
+            sketch = self._open_sketch(cands)
             if sketch is not None:
-                return self._best(lambda e: e.sketch == sketch), "sketch"
-        return self._best(None), "exploit"
+                return _best(cands, lambda e: e.sketch == sketch), "sketch"
+        return _best(cands, None), "exploit"
 
-    def _best(self, keep) -> Entry | None:
-        best = None
-        for e in self.pool.values():
-            if (keep is None or keep(e)) and (best is None or e.score > best.score):
-                best = e
-        return best
-
-    def _open_sketch(self) -> str | None:
-        """The least-measured open sketch in the pool other than the best program's (see module doc)."""
-        in_pool = {e.sketch for e in self.pool.values()}
+    def _open_sketch(self, cands: list[Entry]) -> str | None:
+        """The least-measured open sketch among ``cands`` other than the best program's (see module doc)."""
+        in_pool = {e.sketch for e in cands}
         if len(in_pool) < 2:
             return None
         best_sketch = self.best[0][1].sketch if self.best else None
@@ -270,6 +275,18 @@ class TaskSearch:
             e.score, e.version = float(s), self.model.version
 
     def _trim(self) -> None:
-        if len(self.pool) > POOL_SIZE:
-            keep = sorted(self.pool.values(), key=lambda e: -e.score)[:POOL_SIZE]
+        """Keep the best-scored ``POOL_SIZE`` candidates, and ``WORKER_POOL`` per worker on a big farm."""
+        cap = max(POOL_SIZE, WORKER_POOL * len({e.worker for e in self.pool.values()}))
+        if len(self.pool) > cap:
+            keep = sorted(self.pool.values(), key=lambda e: -e.score)[:cap]
+            dropped = self.pool.keys() - {e.hash for e in keep}
+            self.known -= dropped  # not measured, not in flight: may come back
             self.pool = {e.hash: e for e in keep}
+
+
+def _best(entries: list[Entry], keep) -> Entry | None:
+    best = None
+    for e in entries:
+        if (keep is None or keep(e)) and (best is None or e.score > best.score):
+            best = e
+    return best

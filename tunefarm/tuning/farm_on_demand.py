@@ -65,6 +65,9 @@ class FarmOnDemand:
     def capacity(self) -> int:
         return self._get().capacity
 
+    def rooms(self) -> dict[str, int]:
+        return {} if self._farm is None else self._farm.rooms()
+
     def put(self, work) -> int:
         return self._get().put(work)
 

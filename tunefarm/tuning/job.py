@@ -35,7 +35,7 @@ MEASURE_HANDLER = "tunefarm.tuning.handlers:measure"
 TRAIN_HANDLER = "tunefarm.tuning.handlers:train"
 TRAIN_TIMEOUT_S = 600.0
 POLL_S = 5.0                 # longest wait for the farm between checks (faults are handled inside poll)
-CLAIM_TRIES = 8              # picks refused by the database (another job has them) before the slot waits
+CLAIM_TRIES = 8              # rounds of picks refused by the database (another job has them) before slots wait
 HEARTBEAT_S = 30.0           # how often the job tells the database its driver is alive (see database/liveness)
 _LOST = {DoneStatus.LOST: MeasureStatus.WORKER_LOST, DoneStatus.TIMEOUT: MeasureStatus.TIMEOUT,
          DoneStatus.ERROR: MeasureStatus.RUN_ERROR}
@@ -76,8 +76,7 @@ class TuningJob:
                 if not self.farm.pending:
                     break
                 for d in self.farm.poll(POLL_S):
-                    self._done(d)
-                self._commit()
+                    self._done(d)  # their records are stored by the next step's transaction
                 self._heartbeat()
             self._drain()
         finally:
@@ -104,27 +103,47 @@ class TuningJob:
                     self.training = False
 
     def _fill(self) -> None:
-        while self.farm.pending < self.farm.capacity:
-            work = self._next_work()
-            if work is None:
-                return
-            self.farm.put(work)
+        """Put work until the farm holds ``capacity`` items, each chosen for the worker that has room.
 
-    def _next_work(self) -> Work | None:
+        The programs picked for measuring are claimed in the database in the same transaction that stores the
+        results that arrived since the last step (``Database.commit_and_claim``): one small write per step.
+        """
+        for _ in range(CLAIM_TRIES):
+            rooms = self.farm.rooms()
+            free = self.farm.capacity - self.farm.pending
+            picks = []
+            while free > 0:
+                worker = max(rooms, key=rooms.get) if rooms else None
+                item = self._next_work(worker)
+                if item is None:
+                    break
+                free -= 1
+                if worker is not None:
+                    rooms[worker] -= 1
+                    if not rooms[worker]:
+                        del rooms[worker]
+                if isinstance(item, Work):
+                    item.prefer = item.prefer or worker
+                    self.farm.put(item)
+                else:
+                    picks.append(item)
+            if not self._claim_and_commit(picks):
+                return
+
+    def _next_work(self, worker: str | None):
+        """Training, a pick to measure ``(task, entry)`` (claimed later), or a search request; None if nothing."""
         if not self.training and self.model.wants_training():
             self.training = True
             return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S, tag=("train",))
-        for _ in range(CLAIM_TRIES):
-            if self.submitted >= self.budget:
-                break
+        if self.submitted < self.budget:
             t0 = time.thread_time()
             t = self._task_to_measure()
-            entry = t.search.pick() if t is not None else None
+            entry = t.search.pick(worker) if t is not None else None
             self.search_cpu += time.thread_time() - t0
-            if entry is None:
-                break
-            if self._claim(t, entry):
-                return self._measure_work(t, entry)
+            if entry is not None:
+                t.measures_in_flight += 1  # held until the claim says whether it is ours
+                self.submitted += 1
+                return t, entry
         cap = max(2, self.farm.capacity // 2)
         for t in self._search_order():
             if t.wants_search(cap):
@@ -139,7 +158,7 @@ class TuningJob:
                     self.search_cpu += time.thread_time() - t0
                 if isinstance(work, dict):  # searched here: the reply is ready
                     t.search_done(work, "")
-                    return self._next_work()
+                    return self._next_work(worker)
                 return work
         return None
 
@@ -169,17 +188,33 @@ class TuningJob:
         return None
 
     # -- sharing the database with concurrent jobs -----------------------------------------------------------------
-    def _claim(self, t: JobTask, entry) -> bool:
-        """Claim a picked program in the database before measuring it: jobs tuning the same workload at once
-        share its budget and its dedup set. Refused when another job holds or measured it (then it is known
-        here too), or when the budget is spent (then the task is done)."""
-        budget = self.max_trials - sum(self.db.budget_used(o.key, self.target) for o in self.tasks if o is not t)
-        budget = int(min(budget, t.max_trials))
-        if self.db.claim(self.job_id, t.key, self.target, [entry.hash], budget=max(0, budget)):
-            return True
-        if self.db.budget_used(t.key, self.target) >= budget:
-            t.budget_spent = True
-        return False
+    def _claim_and_commit(self, picks: list) -> int:
+        """Store the results that arrived and claim the picked programs, in one transaction; measure those that
+        are ours. Jobs tuning the same workload at once share its budget and its dedup set this way: a pick is
+        refused when another job holds or measured it (then it is known here too), or when the budget is spent
+        (then its task is done). Returns how many picks were refused."""
+        if not picks and not self.pending_records:
+            return 0
+        records, self.pending_records = self.pending_records, []
+        wanted = [(t.key, self.target, [e.hash], self._budget(t)) for t, e in picks]
+        granted = self.db.commit_and_claim(records, self.job_id, wanted)
+        refused = 0
+        for (t, e), got in zip(picks, granted):
+            t.measures_in_flight -= 1
+            if got:
+                self.farm.put(self._measure_work(t, e))
+                continue
+            refused += 1
+            self.submitted -= 1
+            t.search.known.add(e.hash)
+            if self.db.budget_used(t.key, self.target) >= self._budget(t):
+                t.budget_spent = True
+        return refused
+
+    def _budget(self, t: JobTask) -> int:
+        """Trials the database may hold for ``t``'s workload: the job's total less what its other tasks used."""
+        used = sum(self.db.budget_used(o.key, self.target) for o in self.tasks if o is not t)
+        return max(0, int(min(self.max_trials - used, t.max_trials)))
 
     def _heartbeat(self) -> None:
         now = time.monotonic()
@@ -196,7 +231,6 @@ class TuningJob:
         t.measures_in_flight += 1
         t.state.inflight = 1
         t.submitted += 1
-        self.submitted += 1
         payload = {"task": t.digest, "hash": entry.hash, "trace": entry.trace, "target": self.target,
                    "settings": settings}
         return Work(MEASURE_HANDLER, payload, timeout_s=timeout, prefer=entry.worker or None, shared=t.shared,
@@ -260,6 +294,4 @@ class TuningJob:
         self.progress.round(self.tasks.index(t), n)
 
     def _commit(self) -> None:
-        if self.pending_records:
-            records, self.pending_records = self.pending_records, []
-            self.db.commit_records(records)
+        self._claim_and_commit([])
