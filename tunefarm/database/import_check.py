@@ -2,7 +2,7 @@
 
 An export is untrusted input: a record whose trace names an unknown instruction, does not replay on its
 workload, or claims a program hash its trace does not produce would become a "best" that nothing can build
-(``tunefarm bench``, ``compile_tir`` and ``tune --resume`` would all fail on it later). So an import checks:
+(``tunefarm bench``, ``tunefarm.compile`` and ``tune --resume`` would all fail on it later). So an import checks:
 
 * a workload's IR JSON decodes to a PrimFunc whose ``workload_key`` is the key the file gives it;
 * a record's trace loads (every instruction kind known, inputs, attributes and decisions well formed) and

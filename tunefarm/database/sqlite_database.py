@@ -1,4 +1,4 @@
-"""``Database``: the SQLite trace database shared by every tuning process of a study.
+"""``Database``: the SQLite trace database (the default ``TraceDatabase``) every tuning process of a study shares.
 
 Each process (and each thread) opens its own connection lazily; the object itself only holds the path, so
 it pickles by path and can be handed to worker processes. Every write is one ``BEGIN IMMEDIATE``
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tunefarm.database import claims, liveness
+from tunefarm.database.base import TraceDatabase
 from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
 from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, UnknownJobError, UnknownWorkloadError
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
@@ -82,8 +83,8 @@ def _translated(method):
     return wrapper
 
 
-class Database:
-    """SQLite trace database (WAL mode, versioned schema) at ``path``.
+class Database(TraceDatabase):
+    """The SQLite trace database (WAL mode, versioned schema) at ``path``.
 
     ``workload`` arguments accept a workload key (or a unique prefix of at least 6 of its characters), a workload
     name (if unique), a workload id, or the workload
@@ -127,12 +128,6 @@ class Database:
         if conn is not None and self._pid == os.getpid():
             conn.close()
         self._local.conn = None
-
-    def __enter__(self) -> "Database":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __getstate__(self) -> dict:
         return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}

@@ -1,0 +1,40 @@
+"""The best stored schedule of a function: its fastest successful record, and that record's trace replayed.
+
+Everything that uses tuning results starts here: ``tunefarm.compile`` of a tuned function, the kernels of a
+whole model, ``tunefarm bench``, the main job's kernel table and the TVM facade's ``compile_tir``. The trace
+is replayed through ``TuningRecord.trace``, which imports the schedule layer on first use.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from tunefarm.database.base import TraceDatabase
+from tunefarm.database.errors import UnknownWorkloadError
+from tunefarm.database.records import TuningRecord
+from tunefarm.target import as_target
+
+
+class BestSchedule(NamedTuple):
+    record: TuningRecord
+    schedule: object  # a tunefarm.Schedule: the record's trace replayed on the function
+
+    @property
+    def func(self):
+        """The scheduled PrimFunc (what gets built)."""
+        return self.schedule.mod["main"]
+
+
+def best_record(db: TraceDatabase, workload, target=None) -> TuningRecord | None:
+    """The fastest successful record of a workload (a PrimFunc, or its key) on ``target``, or None when it was
+    never tuned (there). ``target=None``: the one target it was tuned for (``AmbiguousTargetError`` if several)."""
+    try:
+        return db.best(workload, target=None if target is None else str(as_target(target)))
+    except UnknownWorkloadError:
+        return None
+
+
+def best_schedule(db: TraceDatabase, func, target=None) -> BestSchedule | None:
+    """``func``'s best record and its trace replayed on ``func`` (``ScheduleError`` when it no longer
+    applies), or None when it was never tuned (on ``target``)."""
+    rec = best_record(db, func, target)
+    return None if rec is None else BestSchedule(rec, rec.trace.replay(func))
