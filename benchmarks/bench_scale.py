@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tunefarm  # noqa: E402
 import xgboost  # noqa: E402,F401  (imported once here: no job's figures include it)
-from tunefarm.farm import LocalFarm, RayFarm  # noqa: E402
+from tunefarm.farm import create as create_farm  # noqa: E402
 from tunefarm.search.workloads import builtin_workload  # noqa: E402
 from tunefarm.target import Target  # noqa: E402
 
@@ -60,9 +60,8 @@ def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
 
 
 def make_farm(kind: str, n: int, target):
-    if kind == "local":
-        return LocalFarm(n, target=target)
-    return RayFarm(num_workers=n, target=target, worker_cpus=1.0 if n <= (os.cpu_count() or 1) else 0.0)
+    options = {} if kind == "local" else {"worker_cpus": 1.0 if n <= (os.cpu_count() or 1) else 0.0}
+    return create_farm(kind, num_workers=n, target=target, **options)
 
 
 def real(args) -> None:
@@ -125,7 +124,7 @@ def simulated(args) -> None:
     target = Target.host(1)
     try:
         t0 = time.perf_counter()
-        farm = SimulatedFarm(RayFarm(num_workers=n, target=target, worker_cpus=1.0, start_timeout_s=600),
+        farm = SimulatedFarm(create_farm("ray", num_workers=n, target=target, worker_cpus=1.0, start_timeout_s=600),
                              build_secs=args.build_secs)
         print(f"simulated cluster: {nodes} nodes, {farm.num_workers} actors on {os.cpu_count()} real cores "
               f"(started in {time.perf_counter() - t0:.0f} s); measurement simulated as {args.build_secs:g} s")

@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     if args.omp_wait_policy:  # before any kernel loads libgomp, here and in the (spawned) workers
         os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
     import tunefarm
-    from tunefarm.farm import LocalFarm, RayFarm
+    from tunefarm.farm import create as create_farm
     from tunefarm.ir.structural import workload_key
     from tunefarm.tuning.api import DEFAULT_MEASURE
     from tunefarm.search.workloads import builtin_workload
@@ -197,8 +197,7 @@ def main(argv=None) -> int:
     target = tunefarm.Target(f"llvm -num-cores={args.cores}")
     db_dir = args.db_dir or tempfile.mkdtemp(prefix="bench_tune-")
     os.makedirs(db_dir, exist_ok=True)
-    farm = LocalFarm(num_workers=args.workers, target=target) if args.farm == "local" else \
-        RayFarm(num_workers=args.workers, target=target)
+    farm = create_farm(args.farm, num_workers=args.workers, target=target)
     rows, done = [], []
     with farm:
         for name in args.workloads.split(","):

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from farm_programs import candidate, matmul_func
-from tunefarm.farm import Done, DoneStatus, FarmError, LocalFarm, RayFarm, Work
+from tunefarm.farm import Done, DoneStatus, FarmError, Work, create
 
 pytestmark = pytest.mark.timeout(300)  # a farm bug must fail the test, not hang CI
 
@@ -22,10 +22,10 @@ KINDS = ["local", "ray"]
 def make_farm(kind: str, request, lock_path: str, **kw):
     """A 2-worker farm of ``kind``; Ray farms reserve no CPU so several can share the module's local Ray."""
     kw.setdefault("num_workers", 2)
-    if kind == "local":
-        return LocalFarm(lock_path=lock_path, **kw)
-    request.getfixturevalue("local_ray")
-    return RayFarm(lock_path=lock_path, worker_cpus=0, metrics=False, **kw)
+    if kind == "ray":
+        request.getfixturevalue("local_ray")
+        kw.update(worker_cpus=0, metrics=False)
+    return create(kind, lock_path=lock_path, **kw)
 
 
 @pytest.fixture(scope="module", params=KINDS)

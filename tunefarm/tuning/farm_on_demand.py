@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..farm import FarmError, check_arguments, create
+from ..target import Target
+
 
 class FarmOnDemand:
     """Duck-types a ``tunefarm.farm.Farm`` (``target``, ``put`` / ``poll`` / ``pending`` / ``capacity``,
@@ -34,8 +37,6 @@ class FarmOnDemand:
         on the job's measuring thread, where Ray cannot install its signal handlers.
         """
         if self._closed:
-            from ..farm import FarmError
-
             raise FarmError("this farm is closed")
         if self._farm is None:
             self._farm = self._start()
@@ -96,35 +97,19 @@ class FarmOnDemand:
         self.close()
 
 
-def farm_on_demand(kind: str | None = "ray", target=None, workers: int | None = None,
+def farm_on_demand(kind: str = "ray", target=None, workers: int | None = None,
                    ray_address: str | None = None) -> FarmOnDemand:
-    """A ``"ray"`` (default) or ``"local"`` farm that starts when first used.
+    """The farm ``tunefarm.farm.create(kind, ...)`` makes (``"ray"`` or ``"local"``), started when first used.
 
     Arguments are checked now, so bad ones fail before anything starts.
     """
-    from ..target import Target
-
-    if kind not in (None, "ray", "local"):
-        raise ValueError(f"unknown farm {kind!r}; use 'ray' or 'local'")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"the number of workers must be a positive integer, got {workers!r}")
-    if kind == "local" and ray_address:
-        raise ValueError("a Ray address needs the 'ray' farm")
+    check_arguments(kind, workers, ray_address)
     known = None if target is None else Target(target)
-    if kind == "local":
-        from ..farm import LocalFarm
-
-        return FarmOnDemand(lambda: LocalFarm(num_workers=workers, target=known), known or Target.host())
-
-    if known is None and ray_address is None and not _ray_connected():
+    if kind == "ray" and known is None and ray_address is None and not _ray_connected():
         known = Target.host()  # a private local Ray: its only node is this machine
-
-    def start_ray():
-        from ..farm import RayFarm
-
-        return RayFarm(address=ray_address, num_workers=workers, target=known)
-
-    return FarmOnDemand(start_ray, known)
+    elif kind == "local":
+        known = known or Target.host()  # worker processes of this machine
+    return FarmOnDemand(lambda: create(kind, num_workers=workers, target=known, address=ray_address), known)
 
 
 def _ray_connected() -> bool:

@@ -49,8 +49,8 @@ def _space(space):
 
 
 def _farm(runner, num_tuning_cores, target):
-    """``(farm, made_here)``: the farm given as ``runner``, or a LocalFarm of ``num_tuning_cores`` workers."""
-    from ...farm import Farm, LocalFarm  # the farm loads with the first tuning call, not with ``tunefarm.tvm``
+    """``(farm, made_here)``: the farm given as ``runner``, or a local farm of ``num_tuning_cores`` workers."""
+    from ...farm import Farm, create  # the farm loads with the first tuning call, not with ``tunefarm.tvm``
 
     if isinstance(runner, Farm):
         return runner, False
@@ -62,7 +62,7 @@ def _farm(runner, num_tuning_cores, target):
         workers = num_tuning_cores
     else:
         raise ValueError(f"num_tuning_cores is 'physical', 'logical' or an integer >= 1, got {num_tuning_cores!r}")
-    return LocalFarm(workers, target=target), True
+    return create("local", num_workers=workers, target=target), True
 
 
 @contextlib.contextmanager
