@@ -1,9 +1,10 @@
 """Find a stochastic schedule function by registered name or by ``"path/to/file.py:function"``.
 
 A file is imported from its path by ``tunefarm.search.user_code`` (it is the user's own code, which they chose
-to run); a string is never evaluated. ``resolve_space`` turns whatever a user passes as ``space=`` into a
-``SpaceGenerator`` that remembers where its function came from, so the farm's workers can import the same
-function to sample the space themselves.
+to run); a string is never evaluated. ``create(name, target)`` makes the space a name selects: ``"auto"`` (the
+rule-based ``AutoSpace`` for the target), a registered name or ``"file.py:function"`` (a ``ScheduleFn`` that
+remembers where its function came from, so the farm's workers can import the same function to sample the space
+themselves). ``resolve_space`` turns whatever a user passes as ``space=`` into a ``SpaceGenerator``.
 """
 from __future__ import annotations
 
@@ -67,16 +68,22 @@ def load_space(spec: str) -> Callable:
     return _find(spec)[0]
 
 
-def resolve_space(space, target=None) -> SpaceGenerator:
-    """``None`` or ``"auto"`` -> AutoSpace for the target; a SpaceGenerator as is; a callable -> ScheduleFn;
-    a string -> a registered name or ``"path/to/file.py:function"``."""
-    if space is None or space == "auto":
+def create(kind: str = "auto", target=None) -> SpaceGenerator:
+    """The space named ``kind``: ``"auto"`` (``AutoSpace`` for ``target``), a registered name or
+    ``"path/to/file.py:function"`` (a ``ScheduleFn``)."""
+    if kind == "auto":
         return AutoSpace.for_target(target)
+    fn, origin = _find(kind)
+    return ScheduleFn(fn, name=kind, origin=origin)
+
+
+def resolve_space(space, target=None) -> SpaceGenerator:
+    """``None`` -> the auto space for the target; a name -> ``create(name, target)``; a SpaceGenerator as is; a
+    callable -> ScheduleFn."""
+    if space is None or isinstance(space, str):
+        return create("auto" if space is None else space, target)
     if isinstance(space, SpaceGenerator):
         return space
-    if isinstance(space, str):
-        fn, origin = _find(space)
-        return ScheduleFn(fn, name=space, origin=origin)
     if callable(space):
         return ScheduleFn(space)
     raise SpaceError(f"space must be None, 'auto', a schedule function, a SpaceGenerator or 'file.py:function', "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from tunefarm.schedule import Trace
-from tunefarm.search.evolution import TaskSearch
+from tunefarm.search.strategy import SearchStrategy
 from tunefarm.search.generate import TaskCache, generate
 from tunefarm.search.postprocs import default_postprocs
 from tunefarm.search.task import TuneTask
@@ -15,7 +15,7 @@ def task_cache(func, space, seed=0, postprocs=None) -> TaskCache:
     return TaskCache(TuneTask("t", func, space, post, seed=seed), 1)
 
 
-def fill(search: TaskSearch, cache: TaskCache, n: int) -> int:
+def fill(search: SearchStrategy, cache: TaskCache, n: int) -> int:
     """One search request of about ``n`` candidates, answered here; returns the new candidates."""
     return search.receive(generate(cache, search.request(n)), "here")
 

@@ -145,8 +145,6 @@ def test_fixed_rounds_and_cross_validated_metrics():
     assert 0.35 < model.metrics.pairwise_accuracy < 0.65
     with pytest.raises(ValueError, match="rounds"):
         XGBCostModel(rounds=0)
-    with pytest.raises(ValueError, match="folds"):
-        XGBCostModel(folds=1)
     # too few samples for 5 folds of 4: trained, but no held-out metric
     small = XGBCostModel(seed=0, min_train_samples=8)
     small.update(x[:12], ["w"] * 12, list(lat[:12]), retrain=True)
@@ -233,3 +231,13 @@ def test_training_from_the_packed_payload_anywhere_serves_the_same_model():
     assert here.metrics.as_dict() == there.metrics.as_dict()
     there.add(x[:16], ["w"] * 16, lat[:16])
     assert there.wants_training()
+
+
+def test_a_cost_model_is_created_by_name():
+    from tunefarm.search.cost_model import CostModel, create
+
+    model = create("xgb", seed=3, min_train_samples=8)
+    assert isinstance(model, XGBCostModel) and isinstance(model, CostModel)
+    assert model.seed == 3 and model.min_train_samples == 8 and not model.is_trained
+    with pytest.raises(ValueError, match="unknown cost model 'lightgbm'"):
+        create("lightgbm")

@@ -1,4 +1,4 @@
-"""The driver's side of the evolutionary search (``search/evolution.py``), with worker replies made here."""
+"""The driver's side of the search strategies (``search/strategy.py``), with worker replies made here."""
 from __future__ import annotations
 
 import math
@@ -8,14 +8,14 @@ import pytest
 
 from search_spaces.matmul import stochastic_schedule_mm
 from tunefarm.search.cost_model import XGBCostModel
-from tunefarm.search.evolution import LOCAL_CHOICE, EvolutionConfig, TaskSearch
+from tunefarm.search.strategy import LOCAL_CHOICE, LOCAL_PARENTS, EvolutionConfig, SearchStrategy, create
 from tunefarm.search.generate import generate
 from tunefarm.search.space import AutoSpace, ScheduleFn
 
 from search_work import design, fill, oracle, task_cache
 
 
-def _measure_all(search: TaskSearch, n: int) -> list:
+def _measure_all(search: SearchStrategy, n: int) -> list:
     picked = []
     while len(picked) < n:
         e = search.pick()
@@ -28,7 +28,7 @@ def _measure_all(search: TaskSearch, n: int) -> list:
 
 def test_random_search_dedups_and_exhausts_a_small_space(mm128):
     cache = task_cache(mm128, ScheduleFn(stochastic_schedule_mm))
-    search = TaskSearch("t", "k", XGBCostModel(), strategy="random", seed=0)
+    search = create("random", "t", "k", XGBCostModel(), seed=0)
     picked = []
     for _ in range(12):
         fill(search, cache, 8)
@@ -44,7 +44,7 @@ def test_a_space_without_valid_schedules_is_an_error_after_bounded_attempts(mm64
         sch.split(i, factors=[3, 21])  # never a legal split of 64
 
     cache = task_cache(mm64, ScheduleFn(broken))
-    search = TaskSearch("t", "k", XGBCostModel(), strategy="random")
+    search = create("random", "t", "k", XGBCostModel())
     for _ in range(8):
         fill(search, cache, 8)
     assert search.error is not None and search.pick() is None
@@ -55,7 +55,7 @@ def _trained(mm128, n: int = 96, seed: int = 0):
     """A search whose model learned ``oracle`` from ``n`` random programs, all of them measured."""
     cache = task_cache(mm128, AutoSpace(n_cores=1), seed=seed)
     model = XGBCostModel(seed=seed)
-    search = TaskSearch("t", "k", model, seed=seed, strategy="evolutionary")
+    search = create("evolutionary", "t", "k", model, seed=seed)
     while len(search.measured) < n:  # the model is untrained: fresh samples, random picks
         fill(search, cache, 32)
         for e in _measure_all(search, n - len(search.measured)):
@@ -75,7 +75,7 @@ def test_guided_search_follows_the_cost_model(mm128):
     assert len(picked) == 16 and not ({e.hash for e in picked} & known)
     assert search.sources["exploit"] + search.sources["local"] + search.sources["explore"] > 0
     baseline_cache = task_cache(mm128, AutoSpace(n_cores=1), seed=99)
-    random_search = TaskSearch("t", "k", XGBCostModel(), strategy="random", seed=99)
+    random_search = create("random", "t", "k", XGBCostModel(), seed=99)
     fill(random_search, baseline_cache, 16)
     baseline = _measure_all(random_search, 16)
     assert np.median([oracle(e) for e in picked]) < np.median([oracle(e) for e in baseline])
@@ -96,11 +96,11 @@ def test_local_requests_step_once_away_from_the_best_measured(mm128):
     search.config = EvolutionConfig(local_per_pick=2.0, mutants_per_pick=0.0, fresh_per_pick=0.5)
     request = search.request(20)
     parents = {text for text, _ in request["local"]}
-    assert parents <= {e.trace for _, e in search.best[:search.config.local_parents]}
+    assert parents <= {e.trace for _, e in search.best[:LOCAL_PARENTS]}
     assert search.receive(generate(cache, request), "here") > 0
     local = [e for e in search.pool.values() if e.origin == "local"]
     assert local
-    tops = [design(e) for _, e in search.best[:search.config.local_parents]]
+    tops = [design(e) for _, e in search.best[:LOCAL_PARENTS]]
     for e in local:
         d = design(e)
         diffs = [sum(d.decisions[i] != t.decisions.get(i) for i in d.decisions) for t in tops
@@ -144,3 +144,13 @@ def test_a_worker_picks_among_its_own_candidates_once_it_holds_enough(mm128):
     picked = search.pick("A")
     assert picked.hash in mine and picked.worker == "A"  # A measures what it already holds
     assert search.pick("nobody") is not None  # a worker holding too few takes the best of all
+
+
+def test_a_strategy_is_created_by_name():
+    model = XGBCostModel()
+    assert type(create("random", "t", "k", model)).__name__ == "RandomSearch"
+    evolutionary = create("evolutionary", "t", "k", model)
+    assert type(evolutionary).__name__ == "EvolutionarySearch" and not evolutionary.guided  # untrained model
+    assert all(isinstance(create(k, "t", "k", model), SearchStrategy) for k in ("random", "evolutionary"))
+    with pytest.raises(ValueError, match="unknown search strategy 'annealing'"):
+        create("annealing", "t", "k", model)

@@ -9,9 +9,10 @@ from tunefarm.runtime import build
 from tunefarm.schedule import Schedule, ScheduleError
 from tunefarm.search import block_info
 from tunefarm.search.postprocs import PostprocError, apply_postprocs, default_postprocs, verify_program
-from search_spaces.registry import resolve_space
+from search_spaces.registry import create, resolve_space
 from tunefarm.search.space import AutoSpace, ScheduleFn, SpaceError
 from tunefarm.search.workloads import builtin_workload
+from tunefarm.target import Target
 
 
 def _loops(func):
@@ -169,6 +170,20 @@ def test_schedule_fn_space_and_resolution(mm64):
         resolve_space("no_such_space")
     with pytest.raises(SpaceError):
         resolve_space(3.5)
+
+
+def test_a_space_is_created_by_name():
+    target = Target("llvm -num-cores=4")
+    auto = create("auto", target)
+    assert type(auto) is AutoSpace and auto.init_args() == AutoSpace.for_target(target).init_args()
+    assert resolve_space(None, target).init_args() == resolve_space("auto", target).init_args() == auto.init_args()
+    named = create("stochastic_schedule_mm")
+    assert type(named) is ScheduleFn and named.name == "stochastic_schedule_mm"
+    assert named.origin == ("module", "search_spaces.matmul", "stochastic_schedule_mm")  # workers import it
+    by_path = create("search_spaces/matmul.py:multi_level_tiling_mm")
+    assert by_path.fn.__name__ == "multi_level_tiling_mm" and by_path.origin[0] == "module"
+    with pytest.raises(SpaceError, match="unknown space 'annealed'"):
+        create("annealed")
 
 
 @pytest.mark.parametrize("space,workload", [("stochastic_schedule_mm", "matmul-64"),

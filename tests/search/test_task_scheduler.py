@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from tunefarm.search.progress import Progress, task_table
-from tunefarm.search.task_scheduler import (GradientScheduler, RoundRobin, TaskState, make_task_scheduler)
+from tunefarm.search.task_scheduler import GradientScheduler, RoundRobin, TaskState, create
 
 
 def test_round_robin_cycles_and_skips_done_tasks():
@@ -69,11 +69,10 @@ def test_gradient_explores_with_epsilon():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="alpha"):
-        GradientScheduler(alpha=2)
     with pytest.raises(ValueError, match="unknown task scheduler"):
-        make_task_scheduler("fifo")
-    assert isinstance(make_task_scheduler("round-robin"), RoundRobin)
+        create("fifo")
+    assert isinstance(create("round-robin"), RoundRobin)
+    assert isinstance(create("gradient", seed=0), GradientScheduler)
 
 
 def test_task_table_and_live_progress(caplog):

@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _inputs(args):
     """``(name, func, space, farm)`` once every input checks out; the farm is not started."""
     # the tuning stack loads when the command runs (see the package docstring)
-    from search_spaces.registry import resolve_space
+    from search_spaces.registry import create as create_space
 
     from ..search.space import SpaceError
     from ..search.workloads import WorkloadError, load_workload
@@ -54,7 +54,7 @@ def _inputs(args):
         raise CommandError(f"--workers must be at least 1, got {args.workers}", REFUSED)
     try:
         name, func = load_workload(args.workload)
-        space = None if args.space is None else resolve_space(args.space)
+        space = None if args.space is None else create_space(args.space)
         farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     except (WorkloadError, SpaceError, ValueError) as e:
         raise CommandError(str(e), REFUSED) from None

@@ -31,9 +31,12 @@ scores (random picks). Models are saved in XGBoost's own JSON format plus a JSON
 Training is ``model_training.fit``, a pure function of the packed samples (``training_payload``): a tuning job
 runs it on a farm worker and ``install``s the result, so the search never waits for XGBoost and always scores
 with the newest finished model (``version`` counts them). ``train`` runs it in this process.
+
+``CostModel`` is what the search and the tuning job use of a model; ``create("xgb")`` makes this one.
 """
 from __future__ import annotations
 
+import abc
 import base64
 import json
 import logging
@@ -47,7 +50,12 @@ from .model_training import ModelMetrics, fit, pair_counts, pairwise_accuracy, t
 
 log = logging.getLogger("tunefarm.search.cost_model")
 
-__all__ = ["XGBCostModel", "CostModelError", "ModelMetrics", "pair_counts", "pairwise_accuracy", "top_k_recall"]
+__all__ = ["CostModel", "XGBCostModel", "CostModelError", "ModelMetrics", "create", "pair_counts",
+           "pairwise_accuracy", "top_k_recall"]
+
+RETRAIN_EVERY = 16  # new samples between trainings
+FOLDS = 5           # the k of the cross-validated quality metrics
+TOP_K = 8           # the k of the top-k recall metric
 
 
 class CostModelError(Exception):
@@ -63,28 +71,66 @@ def _as_matrix(features) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(-1, FEATURE_LEN))
 
 
-class XGBCostModel:
+class CostModel(abc.ABC):
+    """What the search (``strategy.py``) and the tuning job use of a cost model.
+
+    The job ``add``s every measurement and, when the model ``wants_training``, sends ``training_payload()`` to a
+    worker (``tuning/handlers.py:train``) and ``install``s what comes back; ``version`` counts the models
+    installed. The search scores candidates with ``predict`` once ``is_trained``; a model that
+    ``predicts_log_throughput`` gives scores on the scale of ``log(best latency / latency)``, so measured and
+    predicted programs can be ranked together.
+    """
+
+    version: int
+
+    @property
+    @abc.abstractmethod
+    def is_trained(self) -> bool:
+        """Whether ``predict`` means something yet (before that its scores are random)."""
+
+    @property
+    @abc.abstractmethod
+    def predicts_log_throughput(self) -> bool:
+        """Scores are ``log(best latency / latency)``, comparable to measurements."""
+
+    @abc.abstractmethod
+    def add(self, features, groups, latencies) -> None:
+        """Measured candidates: feature rows, their workload keys, latency in seconds or None (failed)."""
+
+    @abc.abstractmethod
+    def predict(self, features) -> np.ndarray:
+        """Scores (higher is better) for feature rows."""
+
+    @abc.abstractmethod
+    def wants_training(self) -> bool:
+        """Enough new samples since the last training."""
+
+    @abc.abstractmethod
+    def training_payload(self) -> dict:
+        """The samples and settings, as plain data for a worker to train on."""
+
+    @abc.abstractmethod
+    def install(self, result: dict):
+        """Serve the model a worker trained; the scores of earlier versions are stale from now on."""
+
+
+class XGBCostModel(CostModel):
     """Learned ranking of schedules (see module doc). ``update`` adds measurements, ``predict`` scores.
 
-    ``retrain_every``: retrain after this many new samples. ``rounds``: boosting rounds of every model;
-    ``folds``: the k of the cross-validated quality metrics.
+    ``min_train_samples``: successful measurements before the first model; ``rounds``: boosting rounds of every
+    model.
     """
 
     def __init__(self, objective: str = "regression", seed: int = 0, min_train_samples: int = 16,
-                 retrain_every: int = 16, rounds: int = 60, folds: int = 5, top_k: int = 8):
+                 rounds: int = 60):
         if objective not in ("rank", "regression"):
             raise ValueError(f"objective must be 'rank' or 'regression', got {objective!r}")
         if rounds < 1:
             raise ValueError(f"rounds must be at least 1, got {rounds!r}")
-        if folds < 2:
-            raise ValueError(f"folds must be at least 2 (one held out, the rest to train on), got {folds!r}")
         self.objective = objective
         self.seed = seed
         self.min_train_samples = min_train_samples
-        self.retrain_every = retrain_every
         self.rounds = rounds
-        self.folds = folds
-        self.top_k = top_k
         self._rng = np.random.default_rng(seed)
         self._x: list[np.ndarray] = []
         self._groups: list[str] = []
@@ -145,7 +191,7 @@ class XGBCostModel:
         """Enough new samples since the last training (or the first model can be trained)."""
         if not self.enough():
             return False
-        return self.new_samples >= self.retrain_every or (not self.is_trained and self.new_samples > 0)
+        return self.new_samples >= RETRAIN_EVERY or (not self.is_trained and self.new_samples > 0)
 
     def training_payload(self) -> dict:
         """Every sample and the settings, as plain data for ``model_training.fit`` (on a worker or here)."""
@@ -156,7 +202,7 @@ class XGBCostModel:
                 "groups": [keys[g] for g in self._groups],
                 "latencies": [v if math.isfinite(v) else None for v in self._lat],
                 "settings": {"objective": self.objective, "seed": self.seed, "nthread": 1, "rounds": self.rounds,
-                             "folds": self.folds, "top_k": self.top_k,
+                             "folds": FOLDS, "top_k": TOP_K,
                              "fold_seed": int(self._rng.integers(1 << 31))}}
 
     def install(self, result: dict) -> ModelMetrics:
@@ -172,8 +218,8 @@ class XGBCostModel:
         self.version += 1
         m = self.metrics
         log.info("cost model v%d trained on %d samples (%d rounds): %d-fold held-out pairwise accuracy %.3f "
-                 "(successful only %.3f), top-%d recall %.3f", self.version, m.n_train, self.rounds, self.folds,
-                 m.pairwise_accuracy, m.pairwise_accuracy_ok, self.top_k, m.top_k_recall)
+                 "(successful only %.3f), top-%d recall %.3f", self.version, m.n_train, self.rounds, FOLDS,
+                 m.pairwise_accuracy, m.pairwise_accuracy_ok, TOP_K, m.top_k_recall)
         return self.metrics
 
     def train(self) -> ModelMetrics:
@@ -231,3 +277,10 @@ class XGBCostModel:
         model.metrics = ModelMetrics(**{k: v for k, v in meta.get("metrics", {}).items()
                                         if k in ModelMetrics.__dataclass_fields__})
         return model
+
+
+def create(kind: str = "xgb", **options) -> CostModel:
+    """The cost model named ``kind``: ``"xgb"`` (``XGBCostModel``; ``options``: ``seed``, ``objective``, ...)."""
+    if kind != "xgb":
+        raise ValueError(f"unknown cost model {kind!r}; use 'xgb'")
+    return XGBCostModel(**options)

@@ -2,7 +2,7 @@
 
 This is the per-candidate half of the search (replay, postprocessors, verification, program hash, features)
 and it runs where the cores are: on the farm's workers, many requests at once. The driver keeps only what must
-be central (population, dedup, cost model, selection; see ``evolution.py``) and sends *requests*:
+be central (population, dedup, cost model, selection; see ``strategy.py``) and sends *requests*:
 
     {"fresh": k,                                  # k new samples of the space
      "mutate": [[parent trace text, count], ...], # count mutants of each parent (any decision, MetaSchedule's weights)

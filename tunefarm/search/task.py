@@ -2,7 +2,7 @@
 
 The task turns design traces into ``Program``s (replay + postprocess + hash) and counts why candidates were
 invalid (to explain a space that yields nothing). It is what a worker rebuilds to do search work
-(``generate.TaskCache``); what the driver knows about the task's programs is ``evolution.TaskSearch``.
+(``generate.TaskCache``); what the driver knows about the task's programs is ``strategy.SearchStrategy``.
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 ``RoundRobin`` cycles. ``GradientScheduler`` follows Ansor / MetaSchedule: the objective is the weighted
 sum of best latencies ``f = sum_i w_i * g_i``, and the next round goes to the task whose ``g_i`` is expected
-to fall fastest per round: ``w_i * (alpha * backward_i + (1 - alpha) * forward_i)`` where ``backward_i`` is the
-observed improvement over the last ``window`` rounds and ``forward_i = -g_i / rounds_i`` is the optimistic
+to fall fastest per round: ``w_i * (ALPHA * backward_i + (1 - ALPHA) * forward_i)`` where ``backward_i`` is the
+observed improvement over the last ``WINDOW`` rounds and ``forward_i = -g_i / rounds_i`` is the optimistic
 guess that more rounds keep paying off at the average rate so far. Each task first gets one warm-up round;
 with probability ``epsilon`` a random unfinished task is picked (exploration).
 """
@@ -12,6 +12,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+
+ALPHA = 0.2   # weight of the observed improvement against the optimistic guess
+WINDOW = 3    # rounds the observed improvement is taken over
 
 
 @dataclasses.dataclass
@@ -63,13 +66,7 @@ class RoundRobin(TaskScheduler):
 
 
 class GradientScheduler(TaskScheduler):
-    def __init__(self, alpha: float = 0.2, window: int = 3, epsilon: float = 0.05, seed: int | None = None):
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-        if window < 1:
-            raise ValueError(f"window must be >= 1, got {window}")
-        self.alpha = alpha
-        self.window = window
+    def __init__(self, epsilon: float = 0.05, seed: int | None = None):
         self.epsilon = epsilon
         self._rng = random.Random(seed)
 
@@ -78,13 +75,13 @@ class GradientScheduler(TaskScheduler):
         if t.rounds == 0 or not math.isfinite(t.best_latency):
             return -math.inf
         g = t.best_latency
-        if len(t.history) > self.window:
-            prev = t.history[-1 - self.window]
-            backward = (g - prev) / self.window if math.isfinite(prev) else -g
+        if len(t.history) > WINDOW:
+            prev = t.history[-1 - WINDOW]
+            backward = (g - prev) / WINDOW if math.isfinite(prev) else -g
         else:
             backward = -g / t.rounds
         forward = -g / t.rounds
-        return t.weight * (self.alpha * backward + (1.0 - self.alpha) * forward)
+        return t.weight * (ALPHA * backward + (1.0 - ALPHA) * forward)
 
     def next_task(self, tasks):
         live = [i for i, t in enumerate(tasks) if not t.done]
@@ -101,10 +98,9 @@ class GradientScheduler(TaskScheduler):
         return min(measured, key=lambda i: (self.gradient(tasks[i]), tasks[i].rounds))
 
 
-def make_task_scheduler(kind: str | TaskScheduler = "gradient", seed: int | None = None) -> TaskScheduler:
-    if isinstance(kind, TaskScheduler):
-        return kind
-    if kind in ("round-robin", "round_robin", "roundrobin"):
+def create(kind: str = "gradient", seed: int | None = None) -> TaskScheduler:
+    """The task scheduler named ``kind``: ``"gradient"`` (``GradientScheduler``) or ``"round-robin"``."""
+    if kind == "round-robin":
         return RoundRobin()
     if kind == "gradient":
         return GradientScheduler(seed=seed)

@@ -3,7 +3,9 @@
 
 A job wires the three layers below it: the search (``tunefarm.search``: spaces, the evolutionary search, the
 cost model), the farm that runs search, measurement and training work on its workers (``tunefarm.farm``), and
-the database that keeps every measurement (``tunefarm.database``). The loop itself is ``job.py``.
+the database that keeps every measurement (``tunefarm.database``). Each is made from its name by its package's
+``create`` (``"ray"`` farm, ``"sqlite"`` database, ``"xgb"`` cost model, ``"evolutionary"`` search, ``"gradient"``
+task scheduler, ``"auto"`` space). The loop itself is ``job.py``.
 
 Resume: running a job on a database that already holds records for the workload (same target) continues
 it. Known programs are never measured again (their hashes seed the dedup), the cost model and the search
@@ -23,20 +25,21 @@ import time
 
 from search_spaces.registry import resolve_space
 
-from ..database import Database, UnknownWorkloadError
-from ..farm import RayFarm
+from ..database import TraceDatabase, UnknownWorkloadError, open_database
+from ..farm import create as create_farm
 from ..ir.structural import workload_key
 from ..runtime import build
 from ..schedule import Trace
-from ..search.cost_model import XGBCostModel
+from ..search.cost_model import CostModel
+from ..search.cost_model import create as create_cost_model
 from ..search.errors import SearchError
 from ..search.failure_watch import FailureWatch
-from ..search.evolution import EvolutionConfig
 from ..search.postprocs import default_postprocs
 from ..search.progress import Progress
 from ..search.space import target_cores
 from ..search.task import TuneTask
-from ..search.task_scheduler import TaskState, make_task_scheduler
+from ..search.task_scheduler import TaskState
+from ..search.task_scheduler import create as create_task_scheduler
 from ..search.workloads import as_prim_func, as_workload
 from ..target import Target
 from .job import TuningJob
@@ -65,7 +68,7 @@ class TuneResult:
     workload_keys: list[str]
     trials: int                 # measured by this job
     wall_secs: float
-    cost_model: XGBCostModel
+    cost_model: CostModel
     errors: dict                # task name -> error text, for tasks that ended with a SearchError
     search_cpu_secs: float = 0.0  # driver CPU choosing and scoring candidates
     model_cpu_secs: float = 0.0   # driver CPU installing cost models (training runs on the workers)
@@ -102,48 +105,45 @@ def resolve_target(target, farm=None):
     return target if isinstance(target, Target) else Target(target)
 
 
-def open_database(database):
+def job_database(database) -> TraceDatabase:
+    """The database a job records to: the one given (a path or a TraceDatabase), else a new SQLite file in a
+    temporary directory (logged)."""
     if database is None:
-        path = os.path.join(tempfile.mkdtemp(prefix="tunefarm-"), "tune.sqlite")
-        log.info("no database given: recording to %s", path)
-        return Database(path)
-    if isinstance(database, Database):
-        return database
-    if isinstance(database, (str, os.PathLike)):
-        return Database(database)
-    raise TypeError(f"database must be a path or a tunefarm.Database, got {type(database).__name__}")
+        database = os.path.join(tempfile.mkdtemp(prefix="tunefarm-"), "tune.sqlite")
+        log.info("no database given: recording to %s", database)
+    return open_database(database)
 
 
 def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int = 64, space=None, database=None,
                farm=None, seed: int | None = None, *, strategy: str = "evolutionary",
                task_scheduler: str = "gradient", postprocs=None, timeout_s: float | dict = 10.0,
                progress: bool | None = None, max_trials_per_task: int | None = None, job_name: str | None = None,
-               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR,
-               search: EvolutionConfig | None = None) -> TuneResult:
+               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR) -> TuneResult:
     """Tune several workloads in one job, sharing the trial budget by the task scheduler.
 
     ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
     space for every task (None = AutoSpace, a schedule function, ``"file.py:fn"``, a registered name), or a
     dict ``name -> space``. ``max_trials`` is the total budget across tasks, counting records already in the
-    database (see the module doc on resume). ``farm``: a LocalFarm or RayFarm (default: a RayFarm on a private
-    local Ray, closed at the end). Tasks whose space yields no valid program end with their error in
+    database (see the module doc on resume). ``farm``: a LocalFarm or RayFarm (default: ``farm.create("ray")``, a
+    private local Ray, closed at the end). ``strategy``: ``"evolutionary"`` or ``"random"``; ``task_scheduler``:
+    ``"gradient"`` or ``"round-robin"``. Tasks whose space yields no valid program end with their error in
     ``result.errors`` (or raise ``SearchError`` with ``raise_on_error``). ``timeout_s`` is the budget of one
     trial (build + check + timing), or a dict ``task name -> seconds`` (10 s for tasks not named).
     ``early_stop``: a candidate whose check run and first two timed repeats are all slower than this multiple of
     its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
-    candidate ``repeat`` times. ``search``: the evolutionary search's settings.
+    candidate ``repeat`` times.
     """
     _check_arguments(tasks, max_trials, trials_per_round, early_stop)
     t0, cpu0 = time.perf_counter(), time.process_time()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
     own_farm = farm is None
     if own_farm:
-        farm = RayFarm(target=target) if target is not None else RayFarm()
+        farm = create_farm("ray", target=target)
     try:
         target = resolve_target(target, farm)
-        db = open_database(database)
-        model = XGBCostModel(seed=seed)
-        jtasks = _job_tasks(tasks, space, target, postprocs, model, strategy, search, seed)
+        db = job_database(database)
+        model = create_cost_model("xgb", seed=seed)
+        jtasks = _job_tasks(tasks, space, target, postprocs, model, strategy, seed)
         for t in jtasks:
             t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
             db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
@@ -159,7 +159,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                      existing, db.path, remaining, max_trials)
         watch = FailureWatch()  # stops a task whose first rounds all fail with one error
         progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=watch)
-        job = TuningJob(jtasks, target, db, farm, model, make_task_scheduler(task_scheduler, seed), job_id=job_id,
+        job = TuningJob(jtasks, target, db, farm, model, create_task_scheduler(task_scheduler, seed), job_id=job_id,
                         max_trials=max_trials, trials_per_round=trials_per_round, timeout_s=timeout_s,
                         measure=dict(DEFAULT_MEASURE), early_stop=early_stop, progress=progress_view,
                         failures=watch)
@@ -194,7 +194,7 @@ def _check_arguments(tasks, max_trials, trials_per_round, early_stop) -> None:
         raise ValueError(f"early_stop must be None, 0 or a factor >= 1, got {early_stop!r}")
 
 
-def _job_tasks(tasks, space, target, postprocs, model, strategy, search, seed) -> list[JobTask]:
+def _job_tasks(tasks, space, target, postprocs, model, strategy, seed) -> list[JobTask]:
     post = default_postprocs() if postprocs is None else list(postprocs)
     out, names = [], set()
     for k, item in enumerate(tasks):
@@ -208,7 +208,7 @@ def _job_tasks(tasks, space, target, postprocs, model, strategy, search, seed) -
         sp = space.get(name) if isinstance(space, dict) else space
         tt = TuneTask(name, as_workload(func, f"task {name!r}"), resolve_space(sp, target), post, weight,
                       seed=seed + k)
-        out.append(JobTask(tt, target_cores(target), model, strategy, search, seed + 7919 * k))
+        out.append(JobTask(tt, target_cores(target), model, strategy, seed + 7919 * k))
     return out
 
 
@@ -229,7 +229,7 @@ def tune(func, target=None, max_trials: int = 64, trials_per_round: int = 64, sp
 def _best_record(database, func, target):
     if database is None:
         raise TypeError("a database (a path or a tunefarm.Database) is needed")
-    db = open_database(database)
+    db = job_database(database)
     pf = as_workload(func)
     target_str = None if target is None else str(resolve_target(target))
     try:

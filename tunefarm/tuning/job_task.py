@@ -17,7 +17,7 @@ from ..farm import Work
 from ..ir.serialize import to_json
 from ..schedule import ScheduleError
 from ..search.errors import SearchError
-from ..search.evolution import EvolutionConfig, TaskSearch
+from ..search import strategy
 from ..search.generate import TaskCache, generate
 from ..search.task import TuneTask
 from ..search.task_spec import postprocs_spec, space_spec, spec_digest
@@ -31,13 +31,13 @@ MAX_SEARCH_FAILURES = 3            # failed search requests in a row before the 
 
 
 class JobTask:
-    """A workload being tuned: ``tune_task`` (replay + postprocess on this side), ``search`` (the evolution)."""
+    """A workload being tuned: ``tune_task`` (replay + postprocess on this side), ``search`` (its
+    ``SearchStrategy``, ``strategy_kind`` by name)."""
 
-    def __init__(self, tune_task: TuneTask, n_cores: int, model, strategy: str, config: EvolutionConfig | None,
-                 seed: int):
+    def __init__(self, tune_task: TuneTask, n_cores: int, model, strategy_kind: str, seed: int):
         self.tune_task = tune_task
         self.name, self.key, self.state = tune_task.name, tune_task.key, tune_task.state
-        self.search = TaskSearch(self.name, self.key, model, config, seed, strategy)
+        self.search = strategy.create(strategy_kind, self.name, self.key, model, seed)
         self.workload_text = json.dumps(to_json(tune_task.func), separators=(",", ":"))
         posts = postprocs_spec(tune_task.postprocs)
         spec = {"key": self.key, "name": self.name, "space": space_spec(tune_task.space), "postprocs": posts,

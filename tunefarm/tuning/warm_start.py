@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from ..farm import DoneStatus
-from ..search.evolution import Entry
+from ..search.strategy import Entry
 from .job_task import JobTask
 
 log = logging.getLogger("tunefarm.tuning")

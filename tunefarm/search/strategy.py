@@ -1,4 +1,8 @@
-"""The evolutionary search as the driver runs it: population, dedup, cost-model scores and the next pick.
+"""The search strategies as the driver runs them: population, dedup, cost-model scores and the next pick.
+
+``SearchStrategy`` is what the tuning job asks of the search of one task; ``create(kind, ...)`` makes
+``"evolutionary"`` (``EvolutionarySearch``, the default) or ``"random"`` (``RandomSearch``, the course's
+``random_search``).
 
 MetaSchedule's ``EvolutionarySearch`` works in rounds: sample, evolve a population for a few generations, send a
 batch, wait for all of it. Here nothing waits. Workers produce candidate programs (``generate.py``) in answer to
@@ -8,7 +12,7 @@ measure. The algorithm is the same steady-state evolution, continuous instead of
 - the **pool** holds every unmeasured candidate the workers sent back, scored by the newest cost model (stale
   scores are recomputed in one batched prediction before a pick); it keeps the best ``POOL_SIZE`` by score
   (more on a big farm: ``WORKER_POOL`` per worker, see ``pick``);
-- the **population** is the ``population`` fittest programs of the pool and the measured ones. Fitness is the
+- the **population** is the ``POPULATION`` fittest programs of the pool and the measured ones. Fitness is the
   measurement for a measured program (``log(best / latency)``, the scale the regression model predicts) and the
   prediction otherwise (the model can rank a measured near-best program below strangers it overrates);
 - a **request** asks for fresh samples of the space (exploration the model screens), mutants of parents drawn
@@ -23,8 +27,9 @@ measure. The algorithm is the same steady-state evolution, continuous instead of
   least-measured *open* sketch: one with fewer than ``SKETCH_MIN_SAMPLES`` successful measurements, or whose best
   is within ``SKETCH_KEEP_RATIO`` of the best of all.
 
-Until the cost model is trained (too few measurements), and for ``strategy="random"`` (the course's
-``random_search``), requests are fresh samples only and picks are random.
+Until the cost model is trained (too few measurements), the evolutionary search is a random search: requests
+are fresh samples only and picks are random. ``RandomSearch`` stays that way (its pool is still trimmed by the
+cost model's scores once there is a model).
 
 Dedup: a program hash is *known* once it is measured (by any job: the set is seeded from the database), in
 flight, or in the pool; it is never picked twice. A task whose search keeps returning only known programs is
@@ -33,6 +38,7 @@ in ``MIN_ATTEMPTS`` attempts gets an ``error`` naming the most common reasons.
 """
 from __future__ import annotations
 
+import abc
 import collections
 import dataclasses
 import math
@@ -45,23 +51,24 @@ from .generate import decode_features
 POOL_SIZE = 512            # unmeasured candidates kept per task, best scored first ...
 WORKER_POOL = 64           # ... and at least this many per worker that holds some
 TOP_MEASURED = 64          # fastest measured programs kept as parents
+POPULATION = 64            # the fittest programs mutants are drawn from
+LOCAL_PARENTS = 8          # the fastest measured programs local steps start from
 SKETCH_SHARE = 8           # one exploiting pick in this many goes to an under-explored sketch
 SKETCH_MIN_SAMPLES = 8
 SKETCH_KEEP_RATIO = 1.25
 MIN_ATTEMPTS = 64          # invalid candidates before a space that never produced a valid one is an error
 LOCAL_CHOICE = 8           # a worker picks among its own candidates once it holds this many (see ``pick``)
 EMPTY_REPLIES = 4          # replies in a row with nothing new before an idle task counts as exhausted
+RANDOM_EFFORT = 1.25       # candidates of search per measured trial while picks are random
 
 
 @dataclasses.dataclass
 class EvolutionConfig:
-    """The knobs of the search (see module doc)."""
+    """The shares of the evolutionary search's picks and requests (see module doc)."""
 
-    population: int = 64
     eps_greedy: float = 0.05
     explore_share: float = 0.4
     local_share: float = 0.3
-    local_parents: int = 8
     fresh_per_pick: float = 2.0
     mutants_per_pick: float = 2.0
     local_per_pick: float = 0.5
@@ -93,16 +100,51 @@ class Entry:
         return cls(h, trace, decode_features(feats), sketch, origin, worker)
 
 
-class TaskSearch:
-    """The driver's search state of one task (see module doc)."""
+class SearchStrategy(abc.ABC):
+    """What the tuning job asks of the search of one task.
 
-    def __init__(self, name: str, key: str, model, config: EvolutionConfig | None = None, seed: int = 0,
-                 strategy: str = "evolutionary"):
-        if strategy not in ("evolutionary", "random"):
-            raise ValueError(f"unknown search strategy {strategy!r}; use 'evolutionary' or 'random'")
+    ``request(n)`` writes a search request for about ``n`` candidates (``generate.generate`` answers it on a
+    worker); ``receive(reply, worker)`` takes the candidates a reply brought; ``pick(worker)`` chooses the next
+    candidate to measure; ``measured_result(entry, latency)`` reports its measurement; ``exhausted(...)`` says
+    the space is used up; ``error`` says why the task cannot go on (None while it can).
+
+    The job also keeps the dedup set ``known`` (program hashes never to pick: measured, in flight or pooled;
+    seeded from the database) and reads ``pool`` (unmeasured candidates by hash) and ``credit`` (candidates of
+    search the task may still ask for); candidates it samples itself count in ``n_invalid`` / ``reasons``.
+    """
+
+    error: str | None
+    known: set[str]
+    pool: dict[str, Entry]
+    credit: float
+
+    @abc.abstractmethod
+    def request(self, n: int) -> dict:
+        """A search request for about ``n`` candidates."""
+
+    @abc.abstractmethod
+    def receive(self, reply: dict, worker: str = "") -> int:
+        """Take a search reply; returns how many new candidates it brought."""
+
+    @abc.abstractmethod
+    def pick(self, worker: str | None = None) -> Entry | None:
+        """The next candidate to measure (on ``worker``), or None when there is none."""
+
+    @abc.abstractmethod
+    def measured_result(self, e: Entry, latency: float | None) -> None:
+        """A picked candidate's measurement (latency in seconds, None when it failed)."""
+
+    @abc.abstractmethod
+    def exhausted(self, requests_in_flight: int) -> bool:
+        """Nothing left to pick and the space keeps answering with known programs only."""
+
+
+class RandomSearch(SearchStrategy):
+    """Fresh samples and random picks (the course's ``random_search``), and what every strategy here keeps:
+    the pool of scored candidates, the dedup set, the fastest measured programs and the counters."""
+
+    def __init__(self, name: str, key: str, model, seed: int = 0):
         self.name, self.key, self.model = name, key, model
-        self.config = config or EvolutionConfig()
-        self.strategy = strategy
         self.rng = random.Random(seed)
         self.known: set[str] = set()
         self.pool: dict[str, Entry] = {}
@@ -119,30 +161,16 @@ class TaskSearch:
     # -- what the search needs from the workers ------------------------------------------------------------
     @property
     def guided(self) -> bool:
-        return self.strategy == "evolutionary" and self.model.is_trained
+        """Whether the cost model chooses (never, for a random search)."""
+        return False
 
     def effort(self) -> float:
-        return self.config.effort if self.guided else 1.25
+        """Candidates of search each pick earns the task."""
+        return RANDOM_EFFORT
 
     def request(self, n: int) -> dict:
-        """A search request for about ``n`` candidates (see ``generate.generate``)."""
-        seed = self.rng.randrange(1 << 62)
-        if not self.guided:
-            return {"fresh": n, "seed": seed}
-        c = self.config
-        n_local = int(round(n * c.local_per_pick / c.effort)) if self.best else 0
-        n_mut = int(round(n * c.mutants_per_pick / c.effort))
-        n_fresh = max(1, n - n_local - n_mut)
-        req = {"fresh": n_fresh, "seed": seed}
-        pop = self.population()
-        if pop and n_mut:
-            parents = collections.Counter(self._tournament(pop).hash for _ in range(n_mut))
-            by_hash = {e.hash: e for _, e in pop}
-            req["mutate"] = [[by_hash[h].trace, k] for h, k in parents.items()]
-        if n_local:
-            tops = [e for _, e in self.best[: c.local_parents]]
-            req["local"] = [[tops[i % len(tops)].trace, 1] for i in range(n_local)]
-        return req
+        """A search request for about ``n`` fresh samples (see ``generate.generate``)."""
+        return {"fresh": n, "seed": self.rng.randrange(1 << 62)}
 
     def receive(self, reply: dict, worker: str = "") -> int:
         """Take a search reply into the pool; returns how many new candidates it brought."""
@@ -193,16 +221,88 @@ class TaskSearch:
         cands = [e for e in self.pool.values() if e.worker == worker] if worker else []
         if len(cands) < LOCAL_CHOICE:
             cands = list(self.pool.values())
-        if not self.guided:
-            e, source = self.rng.choice(cands), "random"
-        else:
-            self._score([e for e in cands if e.version != self.model.version])
-            e, source = self._choose(cands)
+        e, source = self._choose(cands)
         del self.pool[e.hash]
         self.sources[source] += 1
         return e
 
     def _choose(self, cands: list[Entry]) -> tuple[Entry, str]:
+        """One of ``cands`` and how it was chosen."""
+        return self.rng.choice(cands), "random"
+
+    def measured_result(self, e: Entry, latency: float | None) -> None:
+        """A picked candidate's measurement (latency in seconds, None when it failed)."""
+        self.known.add(e.hash)
+        st = self.sketches.setdefault(e.sketch, [0, math.inf])
+        if latency is None:
+            return
+        self.measured[e.hash] = latency
+        st[0] += 1
+        st[1] = min(st[1], latency)
+        if len(self.best) < TOP_MEASURED or latency < self.best[-1][0]:
+            self.best.append((latency, e))
+            self.best.sort(key=lambda p: p[0])
+            del self.best[TOP_MEASURED:]
+
+    # -- scores ----------------------------------------------------------------------------------------------
+    def _score(self, entries: list[Entry]) -> None:
+        if not entries or not self.model.is_trained:
+            return
+        scores = self.model.predict(np.stack([e.features for e in entries]))
+        for e, s in zip(entries, scores):
+            e.score, e.version = float(s), self.model.version
+
+    def _trim(self) -> None:
+        """Keep the best-scored ``POOL_SIZE`` candidates, and ``WORKER_POOL`` per worker on a big farm."""
+        cap = max(POOL_SIZE, WORKER_POOL * len({e.worker for e in self.pool.values()}))
+        if len(self.pool) > cap:
+            keep = sorted(self.pool.values(), key=lambda e: -e.score)[:cap]
+            dropped = self.pool.keys() - {e.hash for e in keep}
+            self.known -= dropped  # not measured, not in flight: may come back
+            self.pool = {e.hash: e for e in keep}
+
+
+class EvolutionarySearch(RandomSearch):
+    """The steady-state evolution of the module doc; a random search until the cost model is trained.
+
+    ``config`` holds the shares of its picks and requests.
+    """
+
+    def __init__(self, name: str, key: str, model, seed: int = 0):
+        super().__init__(name, key, model, seed)
+        self.config = EvolutionConfig()
+
+    @property
+    def guided(self) -> bool:
+        return self.model.is_trained
+
+    def effort(self) -> float:
+        return self.config.effort if self.guided else RANDOM_EFFORT
+
+    def request(self, n: int) -> dict:
+        """Fresh samples, mutants of the population and local steps around the fastest measured programs."""
+        if not self.guided:
+            return super().request(n)
+        seed = self.rng.randrange(1 << 62)
+        c = self.config
+        n_local = int(round(n * c.local_per_pick / c.effort)) if self.best else 0
+        n_mut = int(round(n * c.mutants_per_pick / c.effort))
+        n_fresh = max(1, n - n_local - n_mut)
+        req = {"fresh": n_fresh, "seed": seed}
+        pop = self.population()
+        if pop and n_mut:
+            parents = collections.Counter(self._tournament(pop).hash for _ in range(n_mut))
+            by_hash = {e.hash: e for _, e in pop}
+            req["mutate"] = [[by_hash[h].trace, k] for h, k in parents.items()]
+        if n_local:
+            tops = [e for _, e in self.best[:LOCAL_PARENTS]]
+            req["local"] = [[tops[i % len(tops)].trace, 1] for i in range(n_local)]
+        return req
+
+    def _choose(self, cands: list[Entry]) -> tuple[Entry, str]:
+        if not self.guided:
+            return super()._choose(cands)
+        self._score([e for e in cands if e.version != self.model.version])  # a newer model: rescore first
         c = self.config
         u = self.rng.random()
         if u < c.eps_greedy:
@@ -235,20 +335,6 @@ class TaskSearch:
             or self.sketches[s][1] <= SKETCH_KEEP_RATIO * best_lat)]
         return min(open_, key=lambda s: self.sketches.get(s, (0,))[0]) if open_ else None
 
-    def measured_result(self, e: Entry, latency: float | None) -> None:
-        """A picked candidate's measurement (latency in seconds, None when it failed)."""
-        self.known.add(e.hash)
-        st = self.sketches.setdefault(e.sketch, [0, math.inf])
-        if latency is None:
-            return
-        self.measured[e.hash] = latency
-        st[0] += 1
-        st[1] = min(st[1], latency)
-        if len(self.best) < TOP_MEASURED or latency < self.best[-1][0]:
-            self.best.append((latency, e))
-            self.best.sort(key=lambda p: p[0])
-            del self.best[TOP_MEASURED:]
-
     # -- population -----------------------------------------------------------------------------------------
     def fitness(self, e: Entry) -> float:
         lat = self.measured.get(e.hash)
@@ -260,28 +346,11 @@ class TaskSearch:
         """The fittest measured and unmeasured programs, fittest first."""
         everyone = [(self.fitness(e), e) for _, e in self.best] + [(e.score, e) for e in self.pool.values()]
         everyone.sort(key=lambda p: -p[0])
-        return everyone[: self.config.population]
+        return everyone[:POPULATION]
 
     def _tournament(self, pop: list) -> Entry:
         a, b = self.rng.choice(pop), self.rng.choice(pop)
         return a[1] if a[0] >= b[0] else b[1]
-
-    # -- scores ----------------------------------------------------------------------------------------------
-    def _score(self, entries: list[Entry]) -> None:
-        if not entries or not self.model.is_trained:
-            return
-        scores = self.model.predict(np.stack([e.features for e in entries]))
-        for e, s in zip(entries, scores):
-            e.score, e.version = float(s), self.model.version
-
-    def _trim(self) -> None:
-        """Keep the best-scored ``POOL_SIZE`` candidates, and ``WORKER_POOL`` per worker on a big farm."""
-        cap = max(POOL_SIZE, WORKER_POOL * len({e.worker for e in self.pool.values()}))
-        if len(self.pool) > cap:
-            keep = sorted(self.pool.values(), key=lambda e: -e.score)[:cap]
-            dropped = self.pool.keys() - {e.hash for e in keep}
-            self.known -= dropped  # not measured, not in flight: may come back
-            self.pool = {e.hash: e for e in keep}
 
 
 def _best(entries: list[Entry], keep) -> Entry | None:
@@ -290,3 +359,14 @@ def _best(entries: list[Entry], keep) -> Entry | None:
         if (keep is None or keep(e)) and (best is None or e.score > best.score):
             best = e
     return best
+
+
+KINDS = {"evolutionary": EvolutionarySearch, "random": RandomSearch}
+
+
+def create(kind: str, name: str, key: str, model, seed: int = 0) -> SearchStrategy:
+    """The search of task ``name`` (workload ``key``) by strategy ``kind``: ``"evolutionary"`` or ``"random"``;
+    ``model``: the job's ``CostModel``."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown search strategy {kind!r}; use 'evolutionary' or 'random'")
+    return KINDS[kind](name, key, model, seed)
