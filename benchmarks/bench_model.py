@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tunefarm  # noqa: E402
 from tunefarm import nn  # noqa: E402
-from tunefarm.cli.main_job import check_against_numpy, make_farm, torch_mlp  # noqa: E402
+from tunefarm.cli.main_job import check_against_numpy, torch_mlp  # noqa: E402
 from tunefarm.graph.params import find_mlp_params  # noqa: E402
 from tunefarm.nn.models import mlp, mlp_reference  # noqa: E402
 
@@ -87,12 +87,13 @@ def time_breakdown(mod, named, exe, x, database, target, rounds: int) -> dict:
     timed in native code) and the composed model's native entry without the Python call; medians over
     ``rounds`` alternating rounds, in us."""
     from tunefarm.farm.measure import rewrite_layout_free
-    from tunefarm.graph.compile import _open_db, schedule_kernel
+    from tunefarm.database import open_database
+    from tunefarm.graph.compile import schedule_kernel
     from tunefarm.graph.pipeline import prepare
     from tunefarm.graph.tasks import extract_tasks
     from tunefarm.runtime import build
 
-    db = _open_db(database)
+    db = open_database(database, readonly=True)
     rng = np.random.default_rng(0)
     timers = {}
     for task in extract_tasks(prepare(mod, named, None), prepared=True):
@@ -142,10 +143,11 @@ def main(argv=None) -> int:
     if torch_run is None:
         print("torch is not installed: no torch column (pip install torch==2.13.0)")
     batches = args.batch or [1, 64]
-    farm, owned = (None, False)
+    farm = None
     if args.trials > 0:
-        farm, owned = make_farm(args.farm, None, args.workers)
-        farm.start()  # here, on the main thread (make_farm's farm would start on the job's measuring thread)
+        from tunefarm.farm import create
+
+        farm = create(args.farm, num_workers=args.workers)
     rows = []
     try:
         target = farm.target if farm is not None else None
@@ -175,7 +177,7 @@ def main(argv=None) -> int:
                       ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) +
                       f"; the Python call exe(x): {t['tunefarm']:.2f}")
     finally:
-        if owned:
+        if farm is not None:
             farm.close()
     tvm_us = {}  # batch -> TVM's per-call latency (numpy in, numpy out), measured now
     tvm_trials = args.tvm_trials if args.tvm_trials is not None else args.trials

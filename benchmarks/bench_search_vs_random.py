@@ -17,7 +17,7 @@ luckiest draw of the luckiest program, which no job can be asked to reproduce, s
 was mostly a lottery on timing noise (and on which jobs ran in a quiet minute). The benchmark now re-measures:
 
 1. *Candidates*: every program that was a job's answer at some point (its running best by its records' median
-   repeat, as the job saw it: what ``db.best`` and ``compile_tir`` return; ``--answer-by min`` takes the fastest
+   repeat, as the job saw it: what ``db.best`` and ``tunefarm.compile`` use; ``--answer-by min`` takes the fastest
    repeat instead, which picks whichever program was timed luckiest) and each job's ``--top`` fastest measured
    programs, distinct by program hash.
 2. *Re-timing*: all candidates are built once and timed in ``--rounds`` alternating rounds (a fresh random
@@ -196,7 +196,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quantile", type=float, default=0.5, help="of the per-round fastest repeats")
     ap.add_argument("--answer-by", choices=("median", "min"), default="median",
                     help="a job's answer after t trials: its best record by median repeat (what db.best and "
-                         "compile_tir return) or by fastest repeat")
+                         "tunefarm.compile use) or by fastest repeat")
     ap.add_argument("--verbose", action="store_true", help="log the task table of every round")
     args = ap.parse_args(argv)
     import logging

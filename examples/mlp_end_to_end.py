@@ -113,15 +113,14 @@ def main(argv=None) -> int:
     with LocalFarm(num_workers=2) as farm:
         tunefarm.tune(static.with_name("main"), max_trials=min(args.trials, 32), database=db_path, farm=farm,
                       seed=0, task_name="linear0")
-    from tunefarm.tuning.api import best_schedule
+    from tunefarm.database import best_schedule
 
-    sch = best_schedule(db_path, static.with_name("main"), target)
-    if sch is not None:
-        new_func = sch.mod["main"].with_name("linear0")
-        bound = bound.with_function("linear0", new_func)
+    best = best_schedule(tunefarm.Database(db_path), static, target)
+    if best is not None:
+        bound = bound.with_function("linear0", best.func.with_name("linear0"))
         print("linear0 replaced by its tuned version")
     ex2 = tunefarm.compile(bound, target=target)
-    print(f"MyModuleMixture (linear0 {'tuned' if sch else 'default'} + numpy env functions): max |diff| to "
+    print(f"MyModuleMixture (linear0 {'tuned' if best else 'default'} + numpy env functions): max |diff| to "
           f"numpy {np.abs(ex2(data) - ref).max():.1e}")
     return 0
 

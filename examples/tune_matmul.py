@@ -4,7 +4,8 @@
 2. ``stochastic_schedule_mm``: a *stochastic* schedule, each call samples a tiling of ``j``.
 3. ``random_search``: the course's hand-written search loop (build, time, keep the best).
 4. ``tunefarm.tune``: the same space searched by the farm (the course's ``ms.tune_tir``), with the
-   MetaSchedule-like task table in the log, then ``compile_tir`` (the best trace applied and built).
+   MetaSchedule-like task table in the log, then ``tunefarm.compile(..., database=...)`` (the course's
+   ``compile_tir``: the best trace applied and built).
 5. The auto space (no ``space=``): tunefarm generates the space itself (the course's auto-scheduling).
 
 Run:  python examples/tune_matmul.py [--trials 64] [--db tune.sqlite] [--farm local|ray]
@@ -52,7 +53,7 @@ def random_search(mod, a_nd, b_nd, c_nd, target, num_trials=10):
     best_sch = None
     for i in range(num_trials):
         sch = stochastic_schedule_mm(tunefarm.Schedule(mod))
-        lib = tunefarm.build(sch.mod, target=target)
+        lib = tunefarm.compile(sch.mod, target=target)
         f_timer_after = lib.time_evaluator("main", number=10, repeat=3)
         result = f_timer_after(a_nd, b_nd, c_nd).mean
         print("==========Attempt %d, time-cost: %.3f ms====" % (i, result * 1000))
@@ -87,18 +88,15 @@ def main() -> None:
     best = random_search(MyModule, a_np, b_np, c_nd, target, num_trials=5)
     print(best.trace)
 
-    from tunefarm.farm import LocalFarm, RayFarm
-
-    farm = LocalFarm(target=target) if args.farm == "local" else RayFarm(target=target)
-    with farm:
+    with tunefarm.farm.create(args.farm, target=target) as farm:
         print("--- 4. tune with the course's space")
         database = tunefarm.tune(MyModule, target=target, max_trials=args.trials, trials_per_round=args.trials,
                                  space=stochastic_schedule_mm, database=db_path, farm=farm, seed=0).database
-        lib = tunefarm.compile_tir(database, MyModule, target)
+        lib = tunefarm.compile(MyModule, database=database, target=target)
         c_nd = np.zeros((128, 128), dtype="float32")
         lib["main"](a_np, b_np, c_nd)
         np.testing.assert_allclose(c_nd, c_mm, rtol=1e-5)
-        rec = database.best(tunefarm.ir.structural.workload_key(MyModule["main"]), target=str(target))
+        rec = database.best(MyModule["main"], target=str(target))
         print(f"best of the course's space: {rec.median_us:.2f} us")
         print(rec.trace)
 
@@ -106,7 +104,7 @@ def main() -> None:
             print("--- 5. tune with the auto space")
             result = tunefarm.tune(MyModule, target=target, max_trials=2 * args.trials, trials_per_round=32,
                                    database=db_path, farm=farm, seed=0, task_name="main_auto")
-            lib = tunefarm.compile_tir(result.database, MyModule, target)
+            lib = tunefarm.compile(MyModule, database=result.database, target=target)
             c_nd = np.zeros((128, 128), dtype="float32")
             lib["main"](a_np, b_np, c_nd)
             np.testing.assert_allclose(c_nd, c_mm, rtol=1e-5)

@@ -1,4 +1,4 @@
-"""``tunefarm.tune`` / ``tunefarm.compile_tir``: the course's ``ms.tune_tir`` and ``compile_tir`` (see tuning/api.py).
+"""``tunefarm.tune``: the course's ``ms.tune_tir`` (see tuning/api.py).
 
 This module shares its name with the function ``tunefarm.tune``. Importing it (``from tunefarm.tune import
 tune_tasks``) makes Python bind the *module* to ``tunefarm.tune``, so the module itself is callable and calls
@@ -7,9 +7,9 @@ the function: ``tunefarm.tune(func, ...)`` works whichever import came first.
 import sys
 import types
 
-from tunefarm.tuning.api import TuneResult, best_schedule, compile_tir, tune, tune_tasks
+from tunefarm.tuning.api import TuneResult, tune, tune_tasks
 
-__all__ = ["tune", "tune_tasks", "compile_tir", "best_schedule", "TuneResult"]
+__all__ = ["tune", "tune_tasks", "TuneResult"]
 
 
 class _CallableModule(types.ModuleType):

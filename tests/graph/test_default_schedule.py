@@ -37,7 +37,7 @@ def _check_same(func, rng):
     tunefarm.interpret(scheduled, *ins, got)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
     built = np.empty(out_shape, np.float32)
-    tunefarm.build(scheduled)[scheduled.name](*ins, built)
+    tunefarm.compile(scheduled)[scheduled.name](*ins, built)
     np.testing.assert_allclose(built, ref, rtol=1e-4, atol=1e-4)
     return scheduled
 
@@ -73,7 +73,7 @@ def test_batch_64_mlp_layer_compiles_correctly():
     rng = np.random.default_rng(9)
     x, w = rng.random((64, 784), dtype=np.float32), rng.random((784, 128), dtype=np.float32)
     out = np.empty((64, 128), np.float32)
-    tunefarm.build(s)[s.name](x, w, out)
+    tunefarm.compile(s)[s.name](x, w, out)
     np.testing.assert_allclose(out, x @ w, rtol=1e-4)
 
 
@@ -96,7 +96,7 @@ def test_symbolic_shapes_are_left_scalar_but_correct():
     x = np.random.default_rng(0).standard_normal((5, 16)).astype(np.float32)
     w = np.random.default_rng(1).standard_normal((16, 24)).astype(np.float32)
     out = np.empty((5, 24), np.float32)
-    tunefarm.build(s)[s.name](x, w, out)
+    tunefarm.compile(s)[s.name](x, w, out)
     np.testing.assert_allclose(out, x @ w, rtol=1e-4, atol=1e-4)
 
 
@@ -106,7 +106,7 @@ def test_never_fails_on_already_scheduled_kernels():
     assert _loop_kinds(s) == ["parallel"]
     a, b = np.arange(128, dtype=np.float32), np.ones(128, np.float32)
     c = np.empty(128, np.float32)
-    tunefarm.build(s)[s.name](a, b, c)
+    tunefarm.compile(s)[s.name](a, b, c)
     np.testing.assert_array_equal(c, a + b)
     # a scheduled kernel is kept as it is: scheduling twice changes nothing
     f = CASES["matmul_8x96x64"]()

@@ -118,7 +118,7 @@ def test_rewrite_layout_follows_the_loop_order():
     out = np.empty((8, 32), np.float32)
     tunefarm.interpret(g, a, wp, out)
     np.testing.assert_allclose(out, a @ w, rtol=1e-5, atol=1e-5)
-    tunefarm.build(g)[g.name](a, wp, out)
+    tunefarm.compile(g)[g.name](a, wp, out)
     np.testing.assert_allclose(out, a @ w, rtol=1e-5, atol=1e-5)
 
 

@@ -1,4 +1,5 @@
-"""The course's tuning flow, line by line: ``stochastic_schedule_mm`` + ``tune`` + ``compile_tir``."""
+"""The course's tuning flow, line by line: ``stochastic_schedule_mm`` + ``tune`` + ``compile`` from the database
+(the course's ``compile_tir``)."""
 from __future__ import annotations
 
 import json
@@ -35,7 +36,7 @@ def test_course_flow_tune_print_best_trace_and_compile(tmp_path, target, farm, c
     assert best.decisions  # the decision of the sampled tile is part of the best trace
     assert result.best_latency_us == df.median_us.min()
 
-    mod = tunefarm.compile_tir(db_path, MyModule, target)
+    mod = tunefarm.compile(MyModule, database=db_path, target=target)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((128, 128), dtype=np.float32)
     b = rng.standard_normal((128, 128), dtype=np.float32)
@@ -44,7 +45,7 @@ def test_course_flow_tune_print_best_trace_and_compile(tmp_path, target, farm, c
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     # without a target: built for the one the workload was tuned for
     c2 = np.zeros_like(c)
-    tunefarm.compile_tir(db_path, MyModule)["main"](a, b, c2)
+    tunefarm.compile(MyModule, database=db_path)["main"](a, b, c2)
     np.testing.assert_allclose(c2, c, rtol=1e-6)
 
 
@@ -70,13 +71,19 @@ def test_space_by_path_string_and_resume_does_not_remeasure(tmp_path, target, fa
     assert len(db.jobs()) == 3
 
 
-def test_compile_tir_without_records_is_a_clear_error(tmp_path, target, mm64):
+def test_compile_from_a_database_without_records_is_a_clear_error(tmp_path, target, mm64):
     import pytest
 
+    from tunefarm.database import DatabaseError
     from tunefarm.search import SearchError
 
+    path = tmp_path / "empty.sqlite"
+    with pytest.raises(DatabaseError, match="no tunefarm database at"):  # compiling only reads: nothing created
+        tunefarm.compile(mm64, database=str(path), target=target)
+    assert not path.exists()
+    tunefarm.Database(path).close()
     with pytest.raises(SearchError, match="no successful tuning record"):
-        tunefarm.compile_tir(str(tmp_path / "empty.sqlite"), mm64, target)
+        tunefarm.compile(mm64, database=str(path), target=target)
 
 
 def test_tune_tasks_shares_the_budget_between_workloads(tmp_path, target, farm, caplog):
@@ -181,8 +188,9 @@ ModuleWithMm = tunefarm.IRModule({"mm": mm})
 
 @pytest.mark.parametrize("workload", [mm, ModuleWithMm], ids=["prim_func_mm", "module_with_mm"])
 def test_course_flow_on_a_function_not_named_main(tmp_path, target, farm, workload):
-    """As in TVM, a PrimFunc is tuned and built as ``IRModule({"main": f})``: the course's space, which asks for
-    ``sch.get_block("C", "main")``, gives ok trials, and ``compile_tir`` builds a module with ``main``."""
+    """As in TVM, a PrimFunc is tuned as ``IRModule({"main": f})``: the course's space, which asks for
+    ``sch.get_block("C", "main")``, gives ok trials, and ``compile`` builds the tuned function under its own
+    name, as it builds the untuned one."""
     from search_spaces.matmul import stochastic_schedule_mm
 
     db_path = str(tmp_path / "mm.sqlite")
@@ -191,10 +199,11 @@ def test_course_flow_on_a_function_not_named_main(tmp_path, target, farm, worklo
     df = result.database.records()
     assert len(df) == 5 and (df.status == "ok").all(), df.error.tolist()  # 64-wide j: inner 1, 2, 4, 8, 16
     assert list(df.workload.unique()) == ["mm"]  # the task keeps the function's own name
-    lib = tunefarm.compile_tir(db_path, workload, target)
+    lib = tunefarm.compile(workload, database=db_path, target=target)
+    assert lib.function_names == tunefarm.compile(workload, target=target).function_names == ["mm"]
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((2, 64, 64), dtype=np.float32)
     c = np.zeros((64, 64), np.float32)
-    lib["main"](a, b, c)
+    lib["mm"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     assert tunefarm.Database(db_path).best(workload).median_us == result.best_latency_us

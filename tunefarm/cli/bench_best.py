@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import statistics
 
+from ..database import best_schedule
 from ..farm.check import compare_output, make_arrays, output_params
 from ..farm.measure import rewrite_layout_free
 from ..ir.serialize import from_json
 from ..runtime import aligned, build
-from ..schedule import Trace
 from ..target import Target, matching_target
 
 
@@ -36,11 +36,11 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
             tgt = Target(t)
             if not tgt.is_host_compatible():
                 continue
-            rec = db.best(key, target=t)
-            if rec is None:
+            best = best_schedule(db, func, t)
+            if best is None:
                 continue
             # constant weights (layout_free_buffers) packed the way the job measured them
-            scheduled, packers = rewrite_layout_free(Trace.from_json(rec.trace_json).replay(func).mod["main"])
+            scheduled, packers = rewrite_layout_free(best.func)
             tuned = build(scheduled, tgt)["main"]
             plain = build(func, tgt)["main"]
             arrays = make_arrays(func, key)
@@ -58,7 +58,7 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
                 plain_us.append(_median_us(plain, expect, rounds, min_repeat_ms))
             t_us, p_us = statistics.median(tuned_us), statistics.median(plain_us)
             rows.append({"workload": info.name, "target": t, "tuned_us": t_us, "untuned_us": p_us,
-                         "speedup": p_us / t_us, "stored_us": rec.median_us,
+                         "speedup": p_us / t_us, "stored_us": best.record.median_us,
                          "gflops": (info.flop / (t_us * 1e3)) if info.flop else float("nan"),
                          "check": "ok" if not problems else problems[0], "trials": db.count_records(key, target=t)})
     return rows

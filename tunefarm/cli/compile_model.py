@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the models and the compiler load when the command runs (see the package docstring)
-    from ..graph import compile as compile_model
+    from ..database import open_database
+    from ..graph import compile_model
     from .named_models import load_model
 
     mod, params = load_model(args.model, args.params, args.batch)
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
-    exe = compile_model(mod, params, database=args.db, target=args.target)
+    exe = compile_model(mod, params, open_database(args.db, readonly=True), args.target)
     exe.save(args.output)
     tuned = sum(1 for v in exe.kernels.values() if v == "tuned")
     print(f"wrote {args.output}: {exe.kind} executable, {len(exe.kernels)} kernels ({tuned} tuned, "

@@ -22,14 +22,14 @@ import time
 
 import numpy as np
 
-from ..database import Database, UnknownWorkloadError
-from ..graph import compile as compile_model
+from ..database import Database, UnknownWorkloadError, best_record
+from ..graph import compile_model
 from ..graph import extract_tasks, tune_model
 from ..graph.params import find_mlp_params
 from ..nn import spec
 from ..nn.models import mlp, mlp_reference
 from ..tuning.api import resolve_target
-from ..tuning.farm_on_demand import FarmOnDemand, farm_on_demand
+from ..tuning.farm_on_demand import farm_on_demand
 from .output import format_table
 from .side_by_side import Spread, ratio_spread, time_side_by_side
 
@@ -75,22 +75,15 @@ def check_against_numpy(exe, params: dict, batch: int, seed: int = 0, what: str 
     return worst
 
 
-def make_farm(kind, target=None, workers: int | None = None, ray_address: str | None = None):
-    """A farm from a name (``"ray"`` / ``"local"``, started on first use) or the farm itself; ``(farm, owned)``."""
-    if kind is None or isinstance(kind, str):
-        return farm_on_demand(kind, target, workers, ray_address), True
-    return kind, False
-
-
 def kernel_rows(mod, params, db, target, batch: int, sources: dict) -> list[dict]:
     """One row per kernel: its workload name, weight, where its schedule came from, trials and best latency."""
     rows = []
     for t in extract_tasks(mod, params):
+        rec = best_record(db, t.workload_key, target)
         try:
-            rec = db.best(t.workload_key, target=str(target))
             trials = db.count_records(t.workload_key, target=str(target))
         except UnknownWorkloadError:
-            rec, trials = None, 0
+            trials = 0
         rows.append({"batch": batch, "kernel": t.workload_name, "weight": t.weight,
                      "schedule": sources.get(t.name, "?"), "trials": trials,
                      "best_us": rec.median_us if rec is not None else None})
@@ -127,15 +120,14 @@ def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed,
     out(f"\n== batch {batch}: tuning (budget {trials} trials, stored trials count) ==")
     t0 = time.perf_counter()
     if trials > 0:
-        if isinstance(farm, FarmOnDemand):  # start it here, on the main thread, not on the job's measuring one
-            farm.start()
+        farm.start()  # here, on the main thread, not on the job's measuring one
         job = tune_model(mod, named_params, target=target, max_trials=trials, database=db, farm=farm, seed=seed)
         out(f"tuning took {time.perf_counter() - t0:.1f} s")
         for error in job.errors.values():  # such a kernel keeps its default schedule
             out(f"NOTE: {error}")
     tune_s = time.perf_counter() - t0
-    tuned = compile_model(mod, named_params, database=db, target=target)
-    untuned = compile_model(mod, named_params, database=None, target=target)
+    tuned = compile_model(mod, named_params, db, target)
+    untuned = compile_model(mod, named_params, None, target)
     worst = check_against_numpy(tuned, params, batch, seed, "tuned model")
     check_against_numpy(untuned, params, batch, seed, "untuned model")
     out(f"checked against numpy on {max(1, CHECK_ROWS // batch) * batch} inputs: max abs error {worst:.1e}, "
@@ -153,13 +145,14 @@ def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed,
 
 
 def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str = "tune.sqlite", target=None,
-                farm="ray", workers: int | None = None, ray_address: str | None = None, batch_sizes=(1, 64),
+                farm: str = "ray", workers: int | None = None, ray_address: str | None = None, batch_sizes=(1, 64),
                 seed: int = 0, save_dir: str | None = None, rounds: int = 15, out=print) -> dict:
-    """Tune, compile, verify and time the MLP (see the module doc). Returns the measured figures."""
+    """Tune, compile, verify and time the MLP (see the module doc) on the farm named ``farm`` (``"ray"`` or
+    ``"local"``, started only when something is measured). Returns the measured figures."""
     params, source = find_mlp_params(params_path)
     out(f"weights: {source}")
     results = {"weights": source, "batches": {}, "kernels": []}
-    farm_obj, owned = make_farm(farm, target, workers, ray_address)
+    farm_obj = farm_on_demand(farm, target, workers, ray_address)
     try:
         with Database(db_path) as db:  # a bad file fails here, before a farm that must ask Ray for its target
             target = resolve_target(target, farm_obj)
@@ -172,8 +165,7 @@ def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str 
                 results["batches"][batch] = res
                 results["kernels"].extend(kernel_rows(mod, named, db, target, batch, res["kernels"]))
     finally:
-        if owned:
-            farm_obj.close()
+        farm_obj.close()
     out("\n== kernels ==")
     out(format_table(results["kernels"], ["batch", "kernel", "weight", "schedule", "trials", "best_us"]))
     rows = [r for b in results["batches"].values() for r in b["rows"]]

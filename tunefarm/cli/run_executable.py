@@ -54,7 +54,7 @@ def _random_inputs(specs: list[dict], seed: int) -> list[np.ndarray]:
 
 def run(args: argparse.Namespace) -> int:
     # the executable loader loads when the command runs (see the package docstring)
-    from ..graph import ExecutableError, load
+    from ..graph.executable import ExecutableError, load
     from .side_by_side import median_call_us
 
     try:

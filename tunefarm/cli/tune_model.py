@@ -75,12 +75,12 @@ def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
     """A model other than the MLP: tune and compile it per batch size (no numpy reference to check against)."""
     # the tuning stack loads when the command runs (see the package docstring)
     from ..database import Database
-    from ..graph import compile as compile_model
+    from ..graph import compile_model
     from ..graph import tune_model
-    from .main_job import make_farm
+    from ..tuning.farm_on_demand import farm_on_demand
     from .named_models import load_model
 
-    farm, owned = make_farm(args.farm, args.target, args.workers, args.ray_address)
+    farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     try:
         with Database(args.db) as db:
             if args.trials > 0:
@@ -89,12 +89,11 @@ def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
                 mod, params = load_model(args.model, args.params, batch)
                 tune_model(mod, params, target=args.target or farm.target, max_trials=args.trials, database=db,
                            farm=farm, seed=args.seed)
-                exe = compile_model(mod, params, database=db, target=args.target or farm.target)
+                exe = compile_model(mod, params, db, args.target or farm.target)
                 print(f"batch {batch}: kernels {exe.kernels}")
                 if args.save_dir:
                     os.makedirs(args.save_dir, exist_ok=True)
                     exe.save(os.path.join(args.save_dir, f"{args.model}_b{batch}.tfx"))
     finally:
-        if owned:
-            farm.close()
+        farm.close()
     return 0

@@ -3,7 +3,8 @@ compiler that turns a model plus its tuned kernels into one native executable.
 
 Course names map as: ``relax.BlockBuilder`` -> ``BlockBuilder``; ``relax.Var(name, TensorStructInfo(...))``
 -> ``Var``/``var``; ``relax.const`` -> ``const``; ``relax.transform.BindParams`` -> ``transform.BindParams``
-(also ``BindParams``); ``relax.build`` / ``tvm.compile`` -> ``tunefarm.compile``;
+(also ``BindParams``); ``relax.build`` / ``tvm.compile`` -> ``tunefarm.compile`` (``api.py``: PrimFuncs to a
+runtime module, models to an executable; ``compile_model`` is the model compiler);
 ``relax.VirtualMachine(ex, dev)["main"]`` -> ``VirtualMachine``; ``tvm.register_func`` ->
 ``tunefarm.register_func``; ``relax.op.*`` -> ``ops``.
 
@@ -19,8 +20,10 @@ from ..ir.graph_ops import ShapeError, call_dps_packed, call_tir
 from . import ops, passes
 from . import passes as transform
 from .builder import BlockBuilder, const, var
-from .compile import compile
-from .executable import Executable, ExecutableError, load
+from .compile import compile_model
+from .executable import Executable, ExecutableError
+# after ``.compile``: ``compile`` names the function, not the submodule
+from .api import compile, has_graph_function, load
 from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps
 from .pipeline import prepare
 from .registry import get_func, register_func
@@ -40,5 +43,5 @@ def VirtualMachine(exe: Executable, device=None) -> Executable:
 __all__ = ["BindParams", "BlockBuilder", "Binding", "Call", "Constant", "DataflowBlock", "DeadCodeElimination",
            "Executable", "ExecutableError", "Function", "FuseOps", "FuseTIR", "GraphVar", "LegalizeOps",
            "ShapeError", "Task", "TensorStructInfo", "TensorType", "Var", "VirtualMachine", "call_dps_packed",
-           "call_tir", "compile", "const", "extract_tasks", "get_func", "load", "ops", "passes", "prepare",
-           "register_func", "transform", "tune_model", "var"]
+           "call_tir", "compile", "compile_model", "const", "extract_tasks", "get_func", "has_graph_function",
+           "load", "ops", "passes", "prepare", "register_func", "transform", "tune_model", "var"]

@@ -1,4 +1,4 @@
-"""``tunefarm.compile``: a whole model from the database's best schedule of each kernel.
+"""``compile_model``: a whole model from the database's best schedule of each kernel.
 
 Every kernel takes its best trace for this target (kernels never tuned get ``default_schedule``); constant
 weights are then stored in the order the scheduled kernels read them (``layout``). A model whose calls are
@@ -17,8 +17,7 @@ from ..ir.function import PrimFunc
 from ..ir.graph_expr import Call, Constant, GraphVar
 from ..ir.graph_function import Binding, DataflowBlock, Function
 from ..ir.module import IRModule
-from ..ir.structural import workload_key
-from ..target import Target
+from ..target import as_target
 from .builder import unique_name
 from .compose import compose
 from .executable import Executable
@@ -27,41 +26,32 @@ from .pipeline import entry_name, prepare
 log = logging.getLogger("tunefarm.compile")
 
 
-def _target(target):
-    if target is None:
-        return Target.host()
-    return target if isinstance(target, Target) else Target(target)
-
-
-def _open_db(database):
-    if database is None:
-        return None
-    from ..database import Database  # on use: see the package docstring
-
-    return database if isinstance(database, Database) else Database(database, readonly=True)  # compiling only reads
-
-
 def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
     """The kernel with its best stored trace applied (or the default schedule) and where it came from."""
-    from ..schedule.default_schedule import default_schedule  # on use: see the package docstring
+    from ..database import best_schedule  # on use: see the package docstring
+    from ..schedule import ScheduleError
+    from ..schedule.default_schedule import default_schedule
 
     if db is not None:
-        key = workload_key(func)
         try:
-            rec = db.best(key, target=str(target))
-            if rec is None and db.targets(key):
+            best = best_schedule(db, func, target)
+        except ScheduleError as e:  # a stored trace that no longer applies must not break compile
+            log.warning("best trace of %s no longer applies (%s); using the default schedule", func.name, e)
+        else:
+            if best is not None:
+                return best.func.with_name(func.name), "tuned"
+            others = _tuned_targets(db, func)
+            if others:
                 log.warning("%s was tuned for %s, not for %s: using the default schedule (compile with the "
-                            "target you tuned for)", func.name, ", ".join(db.targets(key)), target)
-        except LookupError:  # the workload was never tuned (UnknownWorkloadError)
-            rec = None
-        if rec is not None:
-            from ..schedule import ScheduleError  # on use: see the package docstring
-
-            try:
-                return rec.trace.replay(func).mod["main"].with_name(func.name), "tuned"
-            except ScheduleError as e:  # a stored trace that no longer applies must not break compile
-                log.warning("best trace of %s no longer applies (%s); using the default schedule", func.name, e)
+                            "target you tuned for)", func.name, ", ".join(others), target)
     return default_schedule(func), "default"
+
+
+def _tuned_targets(db, func: PrimFunc) -> list[str]:
+    try:
+        return db.targets(func)
+    except LookupError:  # never tuned (UnknownWorkloadError)
+        return []
 
 
 def _buffer(name: str, value) -> Buffer:
@@ -124,20 +114,19 @@ def pack_constant_weights(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[F
     return fn.replace(blocks=tuple(blocks)), kernels, len(packers)
 
 
-def compile(mod: IRModule, params: dict | None = None, database=None, target=None, entry: str | None = None,
-            fuse: bool = True, pack_weights: bool = True) -> Executable:
+def compile_model(mod: IRModule, params: dict | None = None, db=None, target=None,
+                  pack_weights: bool = True) -> Executable:
     """Compile a graph module (with ``params`` bound as constants) into an Executable.
 
-    Every kernel gets its best stored trace for ``target`` (or the default schedule); with
-    ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
+    Every kernel gets its best trace for ``target`` in the TraceDatabase ``db`` (or the default schedule);
+    with ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
     """
     from ..runtime import build  # on use: see the package docstring
 
-    target = _target(target)
-    entry = entry_name(mod, entry)
-    mod = prepare(mod, params, entry, fuse)
+    target = as_target(target)
+    entry = entry_name(mod)
+    mod = prepare(mod, params, entry)
     fn: Function = mod[entry]
-    db = _open_db(database)
     scheduled: dict[str, PrimFunc] = {}
     sources: dict[str, str] = {}
     for call in fn.calls():

@@ -38,8 +38,8 @@ def entry_name(mod: IRModule, entry: str | None = None) -> str:
     if "main" in graph_fns:
         return "main"
     if not graph_fns:
-        raise ValueError("the module has no graph function (@R.function) to compile; build single PrimFuncs "
-                         "with tunefarm.build")
+        raise ValueError("the module has no graph function (@R.function) to compile; tunefarm.compile builds a "
+                         "module of PrimFuncs into a runtime module")
     raise ValueError(f"module has several graph functions {graph_fns}; name the entry")
 
 

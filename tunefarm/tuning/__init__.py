@@ -3,8 +3,6 @@
 It sits above all three: the search never imports the farm or the database, and the farm runs the job's
 work through handlers it imports by name (``handlers.py``).
 """
-from .api import (DEFAULT_MEASURE, EARLY_STOP_FACTOR, TuneResult, best_schedule, compile_tir, tune,
-                  tune_tasks)
+from .api import DEFAULT_MEASURE, EARLY_STOP_FACTOR, TuneResult, tune, tune_tasks
 
-__all__ = ["tune", "tune_tasks", "compile_tir", "best_schedule", "TuneResult", "DEFAULT_MEASURE",
-           "EARLY_STOP_FACTOR"]
+__all__ = ["tune", "tune_tasks", "TuneResult", "DEFAULT_MEASURE", "EARLY_STOP_FACTOR"]

@@ -1,11 +1,10 @@
-"""The tuning API: ``tune`` (one workload, the course's ``ms.tune_tir``), ``tune_tasks`` (several, weighted),
-``best_schedule`` and ``compile_tir``.
+"""The tuning API: ``tune`` (one workload, the course's ``ms.tune_tir``) and ``tune_tasks`` (several, weighted).
 
 A job wires the three layers below it: the search (``tunefarm.search``: spaces, the evolutionary search, the
 cost model), the farm that runs search, measurement and training work on its workers (``tunefarm.farm``), and
 the database that keeps every measurement (``tunefarm.database``). Each is made from its name by its package's
 ``create`` (``"ray"`` farm, ``"sqlite"`` database, ``"xgb"`` cost model, ``"evolutionary"`` search, ``"gradient"``
-task scheduler, ``"auto"`` space). The loop itself is ``job.py``.
+task scheduler, ``"auto"`` space). The loop itself is ``job.py``; using the results is ``tunefarm.compile``.
 
 Resume: running a job on a database that already holds records for the workload (same target) continues
 it. Known programs are never measured again (their hashes seed the dedup), the cost model and the search
@@ -25,11 +24,8 @@ import time
 
 from search_spaces.registry import resolve_space
 
-from ..database import TraceDatabase, UnknownWorkloadError, open_database
+from ..database import TraceDatabase, open_database
 from ..farm import create as create_farm
-from ..ir.structural import workload_key
-from ..runtime import build
-from ..schedule import Trace
 from ..search.cost_model import CostModel
 from ..search.cost_model import create as create_cost_model
 from ..search.errors import SearchError
@@ -221,43 +217,3 @@ def tune(func, target=None, max_trials: int = 64, trials_per_round: int = 64, sp
     kwargs.setdefault("raise_on_error", True)
     return tune_tasks([(name, pf, 1.0)], target, max_trials, trials_per_round, space, database, farm, seed,
                       **kwargs)
-
-
-# -------------------------------------------------------------------------------------------------------
-# using the results
-# -------------------------------------------------------------------------------------------------------
-def _best_record(database, func, target):
-    if database is None:
-        raise TypeError("a database (a path or a tunefarm.Database) is needed")
-    db = job_database(database)
-    pf = as_workload(func)
-    target_str = None if target is None else str(resolve_target(target))
-    try:
-        return pf, db.best(workload_key(pf), target=target_str)
-    except UnknownWorkloadError:
-        return pf, None
-
-
-def best_schedule(database, func, target=None):
-    """The best stored trace of ``func`` replayed into a Schedule, or None when nothing is stored.
-
-    ``target=None`` uses the target the workload was tuned for (an error if it was tuned for several).
-    """
-    pf, rec = _best_record(database, func, target)
-    return None if rec is None else Trace.from_json(rec.trace_json).replay(pf)
-
-
-def compile_tir(database, func, target=None):
-    """Build ``func`` with its best stored schedule (the course's ``ms.tir_integration.compile_tir``).
-
-    Returns a runtime Module: ``mod["main"](*arrays)``. ``target=None`` builds for the target the workload was
-    tuned for. Raises ``SearchError`` when the database has no successful record of this workload (on this
-    target).
-    """
-    pf, rec = _best_record(database, func, target)
-    if rec is None:
-        where = "" if target is None else f" for target {str(resolve_target(target))!r}"
-        raise SearchError(f"no successful tuning record of this workload{where} in "
-                          f"{getattr(database, 'path', database)!r}; tune it first")
-    sch = Trace.from_json(rec.trace_json).replay(pf)
-    return build(sch.mod["main"], resolve_target(target) if target is not None else Target(rec.target))

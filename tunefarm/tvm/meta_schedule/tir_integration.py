@@ -4,9 +4,14 @@ from __future__ import annotations
 
 
 def compile_tir(database, mod, target):
-    from ...tuning.api import best_schedule  # the tuning stack loads on first use, not with ``tunefarm.tvm``
+    # the database and the search's workload rules load on first use, not with ``tunefarm.tvm``
+    from ...database import best_schedule, open_database
+    from ...search.workloads import as_workload
 
-    return best_schedule(database, mod, target)
+    if database is None:
+        raise TypeError("a database (a path or a tunefarm.Database) is needed")
+    best = best_schedule(open_database(database), as_workload(mod), target)
+    return None if best is None else best.schedule
 
 
 __all__ = ["compile_tir"]

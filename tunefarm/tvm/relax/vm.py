@@ -7,7 +7,7 @@ swapping in a tuned kernel.
 """
 from __future__ import annotations
 
-from ...graph import compile as compile_model
+from ...graph import compile_model
 from ...graph.executable import Executable
 from ..device import Device
 from ..nd import NDArray
@@ -15,7 +15,7 @@ from ..nd import NDArray
 
 def build(mod, target="llvm", params: dict | None = None) -> Executable:
     """``relax.build(mod, target="llvm")``: compile a module with a graph function (``params`` are bound)."""
-    return compile_model(mod, params=params, target=target)
+    return compile_model(mod, params, target=target)
 
 
 def _check_device(device) -> None:
