@@ -54,10 +54,6 @@ class FarmStats:
     by_status: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
-    def driver_cpu_per_trial(self) -> float:
-        return self.driver_cpu_secs / self.completed if self.completed else 0.0
-
-    @property
     def busy_fraction(self) -> float:
         return self.busy_secs / self.worker_secs if self.worker_secs > 0 else 0.0
 

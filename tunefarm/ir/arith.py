@@ -45,11 +45,8 @@ class _Affine:
         self.const *= k
         return self
 
-    def plus(self, other: "_Affine", sign: int = 1) -> "_Affine":
-        return _Affine(dict(self.terms), self.const, self.dtype).add_in_place(other, sign)
-
     def add_in_place(self, other: "_Affine", sign: int = 1) -> "_Affine":
-        """``plus`` that updates ``self`` (for partial results nobody else holds)."""
+        """Add ``sign * other`` to ``self`` in place (for partial results nobody else holds)."""
         terms = self.terms
         for key, (t, c) in other.terms.items():
             if key in terms:

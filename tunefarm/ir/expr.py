@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from .dtype import DType, is_float, is_int, result_dtype
+from .dtype import DType, is_float, result_dtype
 
 _var_ids = itertools.count()
 

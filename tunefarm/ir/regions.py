@@ -58,11 +58,6 @@ def _infer(block: S.Block):
     return reads, writes
 
 
-def infer_regions_of_stmt(stmt: S.Stmt) -> tuple[tuple[S.BufferRegion, ...], tuple[S.BufferRegion, ...]]:
-    """Regions touched by a bare statement (as if it were the body of a block with no iteration variables)."""
-    return infer_block_regions(S.Block("", (), (), (), stmt))
-
-
 # -----------------------------------------------------------------------------------------------------------
 class _Bounds:
     """Inclusive bounds ``[lo, hi]`` of one dimension of an access, as expressions."""

@@ -40,7 +40,6 @@ from .jit import host_target_machine
 
 OFF_REFCNT, OFF_TYPE, OFF_DATA, OFF_ND, OFF_DIMS, OFF_DESCR, OFF_FLAGS = 0, 8, 16, 24, 32, 56, 64
 C_CONTIGUOUS, ALIGNED, WRITEABLE = 0x1, 0x100, 0x400
-PY_VECTORCALL_ARGUMENTS_OFFSET = 1 << 63
 METH_FASTCALL, METH_KEYWORDS = 0x0080, 0x0002
 PYARRAY_EMPTY_INDEX = 184  # numpy/__multiarray_api.h: PyArray_API[184] is PyArray_Empty (numpy 1.x and 2.x)
 

@@ -275,7 +275,6 @@ def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer, infer_regions: boo
     sites = _collect_sites(owner, buf)
     if not sites:
         return func
-    root = func.root_block
     prefix = _common_prefix(sites)
     if prefix:
         box = _box(sites, prefix, buf)

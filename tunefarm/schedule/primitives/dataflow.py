@@ -251,19 +251,6 @@ def loop_interval(loop: S.For, relax: dict, bounds: dict | None = None) -> Inter
     return (simplify(lo[0], bounds), simplify(hi[1], bounds))
 
 
-def int_bounds_of(relax: dict, bounds: dict | None = None) -> dict:
-    """Integer bounds of the relaxed variables whose intervals are constant (for simplification)."""
-    out = dict(bounds or {})
-    for v, (lo, hi) in relax.items():
-        if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
-            out[v] = (lo.value, hi.value)
-        else:
-            lb, hb = const_bound(lo, out), const_bound(hi, out)
-            if lb is not None and hb is not None:
-                out[v] = (lb[0], hb[1])
-    return out
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Regions
 # ----------------------------------------------------------------------------------------------------------
@@ -439,11 +426,6 @@ def loop_path(func: PrimFunc, loop, primitive: str):
 
 def is_param(func: PrimFunc, buf: Buffer) -> bool:
     return any(p is buf for p in func.params)
-
-
-def all_buffer_names(func: PrimFunc) -> set:
-    """Names of the parameters, blocks and allocated buffers of ``func``."""
-    return set(func_index(func).names(func))
 
 
 def fresh_name(func: PrimFunc, base: str, taken=()) -> str:
