@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from .. import runtime  # its names load on first use (the compiler with runtime.build)
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.function import PrimFunc
@@ -131,8 +132,6 @@ def compile(mod: IRModule, params: dict | None = None, database=None, target=Non
     Every kernel gets its best stored trace for ``target`` (or the default schedule); with
     ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
     """
-    from ..runtime import build  # on use: see the package docstring
-
     target = _target(target)
     entry = entry_name(mod, entry)
     mod = prepare(mod, params, entry, fuse)
@@ -155,7 +154,7 @@ def compile(mod: IRModule, params: dict | None = None, database=None, target=Non
     all_kernels = all(c.op == "call_tir" or c.attrs.get("func") in scheduled for c in fn.calls())
     if all_kernels and _computed_by_kernel(fn):
         func, constants, order = compose_model(fn, scheduled)
-        module = build(func, target)
+        module = runtime.build(func, target)
         meta = {"kind": "native", "entry": entry, "entry_symbol": func.name, "inputs": inputs, "output": output,
                 "param_order": order, "kernels": sources, "packed_weights": n_packed, "target": str(target)}
         return Executable(module, meta, constants)
@@ -243,8 +242,6 @@ def compose_model(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[PrimFunc,
 
 def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output, target, entry) -> Executable:
     """Bindings run one by one: kernels from one native module, registered Python functions in between."""
-    from ..runtime import build  # on use: see the package docstring
-
     const_ids: dict = {}
     constants: list = []
     steps = []
@@ -270,7 +267,7 @@ def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output
         kind = "kernel" if fname in kernels else "packed"
         steps.append({"var": names[b.var], "kind": kind, "func": fname, "args": [ref(a) for a in v.args],
                       "shape": _spec_shape(b.var.type.shape), "dtype": b.var.type.dtype})
-    module = build(IRModule(dict(kernels)), target) if kernels else None
+    module = runtime.build(IRModule(dict(kernels)), target) if kernels else None
     meta = {"kind": "graph", "entry": entry, "inputs": inputs, "output": output, "steps": steps,
             "ret": ref(fn.ret), "kernels": sources, "target": str(target)}
     return Executable(module, meta, constants)

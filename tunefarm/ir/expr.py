@@ -82,7 +82,7 @@ class PrimExpr:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from .printer import expr_to_str
+        from .printer import expr_to_str  # cycle: printer imports this module
 
         return expr_to_str(self)
 

@@ -22,6 +22,10 @@ import math
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
+from .function import PrimFunc
+from .functor import collect_vars, post_order_visit, uses_var
+from .metadata import OMITTED, metadata_lines
+from .regions import expr_key
 from .stmt_functor import StmtFunctor, is_empty_stmt
 
 _PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
@@ -35,8 +39,6 @@ def _is_lit(e) -> bool:
 
 
 def _same(a, b) -> bool:
-    from .regions import expr_key
-
     return a is b or expr_key(a) == expr_key(b)
 
 
@@ -249,8 +251,6 @@ class Printer(StmtFunctor):
                 and s.min.value == 0 and s.min.dtype == s.loop_var.dtype == s.extent.dtype)
 
     def visit_For(self, s: S.For, indent: int) -> None:
-        from .functor import uses_var
-
         self.names.push()
         loops = [s]
         if self._plain_serial(s):
@@ -380,8 +380,6 @@ def _elidable_root(body) -> bool:
 
 def _used_vars(body) -> list:
     """Variables used in ``body``, including those in the shapes of buffers it allocates (first-use order)."""
-    from .functor import collect_vars, post_order_visit
-
     out = dict.fromkeys(collect_vars(body))
 
     def visit(s):
@@ -403,7 +401,6 @@ def _bound_vars(body) -> set:
         elif isinstance(s, S.Block):
             out.update(iv.var for iv in s.iter_vars)
 
-    from .functor import post_order_visit
 
     post_order_visit(body, visit)
     return out
@@ -457,8 +454,6 @@ def stmt_to_str(s) -> str:
     elif isinstance(s, S.BufferRegion):
         return p.region(s)
     else:
-        from .function import PrimFunc
-
         if isinstance(s, PrimFunc):
             return func_to_script(s)
         return object.__repr__(s)
@@ -476,9 +471,6 @@ def func_to_script(f) -> str:
 def module_to_script(mod, show_meta: bool = False) -> str:
     """The module as script text. Bound arrays of its graph functions are numbered module-wide and, with
     ``show_meta``, printed before the module (``metadata``); else a closing comment says they were left out."""
-    from .function import PrimFunc
-    from .metadata import OMITTED, metadata_lines
-
     constants: list = []
     lines = ["@ir_module", "class Module:"]
     if mod.attrs:

@@ -15,6 +15,7 @@ from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.dtype import ALL_TYPES, check_dtype, is_float, is_int
 from .diagnostics import describe
+from .namespace import TIR_NAMES
 
 _PY_NUMBERS = (int, float, bool)
 
@@ -267,8 +268,6 @@ class ExprParser:
             return self.typed_literal(tname, node)
         if tname in E.INTRINSICS:
             return self.intrinsic(tname, node)
-        from .namespace import TIR_NAMES
-
         if tname.split(".")[0] not in TIR_NAMES:
             raise self.src.error(node, f"T.{tname} is not part of the TensorIR script subset tunefarm supports",
                                  "unknown-" + tname)

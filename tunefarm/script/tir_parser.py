@@ -14,10 +14,11 @@ from ..ir import stmt as S
 from ..ir.buffer import SCOPES, Buffer
 from ..ir.dtype import ALL_TYPES
 from ..ir.function import PrimFunc, wrap_root
+from ..ir.functor import post_order_visit
 from ..ir.regions import expr_key, infer_block_regions
 from ..ir.arith import simplify
 from .diagnostics import Source, describe
-from .expr_parser import ExprParser, is_py_number, literal_for
+from .expr_parser import _BINOPS, ExprParser, is_py_number, literal_for
 from .namespace import ScriptNamespace, TIRNamespace
 from .source import PythonEnv, is_module, is_script_object, plain_constant, _MISSING
 
@@ -489,8 +490,6 @@ class PrimFuncParser(ExprParser):
     def aug_assign(self, node: ast.AugAssign):
         if not isinstance(node.target, ast.Subscript):
             raise self.src.error(node, "augmented assignment is only supported on buffer elements", "augassign")
-        from .expr_parser import _BINOPS
-
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.src.error(node, f"unsupported operator in `{describe(node)}`", "augassign")
@@ -707,8 +706,6 @@ class _Opaque:
 
 
 def _has_load(e) -> bool:
-    from ..ir.functor import post_order_visit
-
     found = []
     post_order_visit(e, lambda n: found.append(1) if isinstance(n, E.BufferLoad) else None)
     return bool(found)

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..farm import FarmError, LocalFarm, RayFarm
+from ..target import Target
+
 
 class FarmOnDemand:
     """Duck-types a ``tunefarm.farm.Farm`` (``target``, ``put`` / ``poll`` / ``pending`` / ``capacity``,
@@ -34,8 +37,6 @@ class FarmOnDemand:
         on the job's measuring thread, where Ray cannot install its signal handlers.
         """
         if self._closed:
-            from ..farm import FarmError
-
             raise FarmError("this farm is closed")
         if self._farm is None:
             self._farm = self._start()
@@ -102,8 +103,6 @@ def farm_on_demand(kind: str | None = "ray", target=None, workers: int | None = 
 
     Arguments are checked now, so bad ones fail before anything starts.
     """
-    from ..target import Target
-
     if kind not in (None, "ray", "local"):
         raise ValueError(f"unknown farm {kind!r}; use 'ray' or 'local'")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -112,16 +111,12 @@ def farm_on_demand(kind: str | None = "ray", target=None, workers: int | None = 
         raise ValueError("a Ray address needs the 'ray' farm")
     known = None if target is None else Target(target)
     if kind == "local":
-        from ..farm import LocalFarm
-
         return FarmOnDemand(lambda: LocalFarm(num_workers=workers, target=known), known or Target.host())
 
     if known is None and ray_address is None and not _ray_connected():
         known = Target.host()  # a private local Ray: its only node is this machine
 
     def start_ray():
-        from ..farm import RayFarm
-
         return RayFarm(address=ray_address, num_workers=workers, target=known)
 
     return FarmOnDemand(start_ray, known)

@@ -21,12 +21,12 @@ from ...ir.arith import add_int, const_bound, mul_int, simplified_bound, simplif
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
-from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
+from ...ir.functor import IRVisitor, collect_buffer_accesses, collect_vars, substitute, uses_var
 from ...ir.memo import NodeCache
 from ...ir.regions import infer_block_regions
 from ...ir.stmt_functor import iter_block_realizes, stmt_children
 from ..error import ScheduleError
-from ..tree import func_index, map_path, path_of, replace_path
+from ..tree import find_block, find_loop, func_index, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -404,8 +404,6 @@ class ScopeInfo:
 
 def block_path(func: PrimFunc, name: str, primitive: str):
     """Path of a block by name, refusing the root block (it cannot be moved, inlined or cached)."""
-    from ..tree import find_block
-
     if not isinstance(name, str):
         raise ScheduleError(primitive, f"expected a block name (str), got {type(name).__name__}")
     if not (isinstance(func.body, S.BlockRealize) and func.body.block.name == "root"):
@@ -417,8 +415,6 @@ def block_path(func: PrimFunc, name: str, primitive: str):
 
 
 def loop_path(func: PrimFunc, loop, primitive: str):
-    from ..tree import find_loop
-
     if not isinstance(loop, E.Var):
         raise ScheduleError(primitive, f"expected a loop variable, got {type(loop).__name__}")
     return find_loop(func, loop, primitive)
@@ -563,8 +559,6 @@ def expr_vars(e) -> list[E.Var]:
         elif isinstance(n, E.Cast):
             stack.append(n.value)
         else:
-            from ...ir.functor import collect_vars
-
             for v in collect_vars(n):
                 out.setdefault(v, None)
     return list(out)

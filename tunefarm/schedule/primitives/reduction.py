@@ -20,7 +20,7 @@ from ...ir.arith import simplified_int, simplify, sub_int
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
-from ...ir.functor import collect_vars, substitute, uses_var
+from ...ir.functor import binary, collect_vars, substitute, uses_var
 from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import (enclosing_block, find_block, find_loop, func_index, loops_above, map_path, replace_path,
@@ -167,8 +167,6 @@ def _match_reduction(prim: str, blk: S.Block):
 
 
 def _combine(op: str, acc: E.PrimExpr, val: E.PrimExpr, acc_first: bool) -> E.PrimExpr:
-    from ...ir.functor import binary
-
     return binary(op, acc, val) if acc_first else binary(op, val, acc)
 
 

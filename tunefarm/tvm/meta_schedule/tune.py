@@ -17,8 +17,11 @@ import logging
 import os
 import sys
 
+from ...database import Database, UnknownWorkloadError
 from ...ir.function import PrimFunc
 from ...ir.module import IRModule
+from ...ir.structural import workload_key
+from ...target import Target
 from .space_generator import ScheduleFn
 
 DATABASE_FILE = "database.sqlite"
@@ -89,10 +92,6 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, num_trials_p
              num_tuning_cores="physical"):
     """Tune ``mod``'s function for ``target``; returns the ``tunefarm.Database`` holding every trial."""
     from ...tuning.api import tune  # the tuning stack loads on first use, not with ``tunefarm.tvm``
-    from ...database import Database, UnknownWorkloadError
-    from ...ir.structural import workload_key
-    from ...target import Target
-
     if not isinstance(max_trials_global, int) or isinstance(max_trials_global, bool) or max_trials_global < 1:
         raise ValueError(f"max_trials_global must be an integer >= 1, got {max_trials_global!r}")
     func = _workload(mod)
