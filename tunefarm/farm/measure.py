@@ -40,7 +40,7 @@ from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.ir.serialize import from_json
 from tunefarm.runtime import Module, aligned
 from tunefarm.schedule import ScheduleError, Trace
-from tunefarm.target import Target
+from tunefarm.target import Target, as_target
 
 from .candidate import Candidate
 from .check import compare_output, make_arrays, output_params
@@ -205,7 +205,7 @@ class Measurer:
         """
         t0 = time.perf_counter() if started is None else started
         try:
-            target = target if isinstance(target, Target) else Target(target)
+            target = as_target(target)
         except (TypeError, ValueError) as e:
             return self._fail(MeasureStatus.BUILD_ERROR, _error_text("target: ", e), t0)
         try:

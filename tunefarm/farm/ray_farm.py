@@ -39,7 +39,7 @@ from .node_info import probe_nodes
 from .ray_faults import Call, Slot, SlotFaults
 from ..runtime.measure_result import MeasureResult
 from .work import DoneStatus
-from ..target import Target
+from ..target import Target, as_target
 
 _TOP_UP_EVERY_S = 10.0  # how often a farm short of workers (a node left) looks for CPUs to replace them
 
@@ -137,7 +137,7 @@ class RayFarm(SlotFaults, Farm):
             chosen = next(i for i in infos if (i.cpu, i.features) == best)
             self._target = Target(chosen.target)
         else:
-            self._target = target if isinstance(target, Target) else Target(target)
+            self._target = as_target(target)
         self.nodes = [i for i in infos if i.matches(self._target)]
         if not self.nodes:
             seen = sorted({i.target for i in infos})

@@ -19,19 +19,13 @@ from ..ir.graph_expr import Call, Constant, GraphVar
 from ..ir.graph_function import Binding, DataflowBlock, Function
 from ..ir.module import IRModule
 from ..ir.structural import workload_key
-from ..target import Target
+from ..target import as_target
 from .builder import unique_name
 from .compose import compose
 from .executable import Executable
 from .pipeline import entry_name, prepare
 
 log = logging.getLogger("tunefarm.compile")
-
-
-def _target(target):
-    if target is None:
-        return Target.host()
-    return target if isinstance(target, Target) else Target(target)
 
 
 def _open_db(database):
@@ -132,7 +126,7 @@ def compile(mod: IRModule, params: dict | None = None, database=None, target=Non
     Every kernel gets its best stored trace for ``target`` (or the default schedule); with
     ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
     """
-    target = _target(target)
+    target = as_target(target)
     entry = entry_name(mod, entry)
     mod = prepare(mod, params, entry, fuse)
     fn: Function = mod[entry]

@@ -74,6 +74,13 @@ class IRModule(Mapping):
     def prim_funcs(self) -> dict:
         return {k: v for k, v in self.functions.items() if isinstance(v, PrimFunc)}
 
+    def main_prim_func(self) -> PrimFunc | None:
+        """The PrimFunc TVM takes from a module: the one named ``main``, else the only one; None if neither."""
+        prims = self.prim_funcs()
+        if "main" in prims:
+            return prims["main"]
+        return next(iter(prims.values())) if len(prims) == 1 else None
+
     def script(self, show_meta: bool = False) -> str:
         """The module as script text; bound constants are printed too with ``show_meta=True``."""
         from .printer import module_to_script  # on use: the printer loads numpy, the database imports this

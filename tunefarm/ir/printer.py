@@ -25,7 +25,7 @@ from .buffer import Buffer
 from .function import PrimFunc
 from .functor import collect_vars, post_order_visit, uses_var
 from .metadata import OMITTED, metadata_lines
-from .regions import expr_key
+from .regions import same_expr
 from .stmt_functor import StmtFunctor, is_empty_stmt
 
 _PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
@@ -36,10 +36,6 @@ _LOOP_FN = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorize
 
 def _is_lit(e) -> bool:
     return isinstance(e, (E.IntImm, E.FloatImm))
-
-
-def _same(a, b) -> bool:
-    return a is b or expr_key(a) == expr_key(b)
 
 
 def _float_text(v: float) -> str:
@@ -160,7 +156,7 @@ class Printer(StmtFunctor):
         if isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm):
             return f"{lit(lo)}{sep}{lit(E.IntImm(lo.value + ext.value, ext.dtype))}"
         if isinstance(lo, E.IntImm) and lo.value == 0 and not (
-                isinstance(ext, E.Binary) and ext.op == "+" and _same(ext.a, lo)) and not isinstance(ext, E.IntImm):
+                isinstance(ext, E.Binary) and ext.op == "+" and same_expr(ext.a, lo)) and not isinstance(ext, E.IntImm):
             return f"{lit(lo)}{sep}{self.expr(ext)}"
         hi = f"{self.operand(lo, ext, 6)} + {self.operand(ext, lo, 7)}"
         return f"{self.expr(lo)}{sep}{hi}"
@@ -284,8 +280,8 @@ class Printer(StmtFunctor):
 
     def _remappable(self, iv: S.IterVar, value) -> bool:
         loop = self.loops.get(value) if isinstance(value, E.Var) else None
-        return (loop is not None and iv.var.dtype == value.dtype and _same(iv.dom.min, loop.min)
-                and _same(iv.dom.extent, loop.extent))
+        return (loop is not None and iv.var.dtype == value.dtype and same_expr(iv.dom.min, loop.min)
+                and same_expr(iv.dom.extent, loop.extent))
 
     def visit_BlockRealize(self, r: S.BlockRealize, indent: int) -> None:
         self.block(r, indent)

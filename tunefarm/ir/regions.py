@@ -234,7 +234,7 @@ def _const_diff(a, b) -> int | None:
 
 
 def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
-    if a.point and b.point and _same(a.lo, b.lo):
+    if a.point and b.point and same_expr(a.lo, b.lo):
         return a
     dlo = _const_diff(a.lo, b.lo)
     dhi = _const_diff(a.hi, b.hi)
@@ -247,7 +247,8 @@ def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
     return _Bounds(lo, hi, False)
 
 
-def _same(a, b) -> bool:
+def same_expr(a, b) -> bool:
+    """The same node, or structurally equal (``expr_key``): no simplification is tried."""
     return a is b or expr_key(a) == expr_key(b)
 
 

@@ -13,7 +13,7 @@ from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.arith import simplify
 from ..ir.buffer import Buffer
-from ..ir.regions import expr_key, infer_block_regions
+from ..ir.regions import infer_block_regions, same_expr
 from .diagnostics import describe
 from .expr_parser import literal_for
 
@@ -31,10 +31,6 @@ class BlockFrame:
         self.annotations = None
         self.allocs: list[Buffer] = []
         self.init = None
-
-
-def same_expr(a, b) -> bool:
-    return a is b or expr_key(a) == expr_key(b)
 
 
 def range_from_bounds(lo: E.PrimExpr, hi: E.PrimExpr) -> tuple[E.PrimExpr, E.PrimExpr]:

@@ -84,11 +84,10 @@ def as_prim_func(func, what: str = "workload") -> PrimFunc:
     if isinstance(func, PrimFunc):
         return func
     if isinstance(func, IRModule):
+        main = func.main_prim_func()
+        if main is not None:
+            return main
         prims = func.prim_funcs()
-        if "main" in prims:
-            return prims["main"]
-        if len(prims) == 1:
-            return next(iter(prims.values()))
         raise SearchError(f"{what}: the module has {len(prims)} prim funcs ({', '.join(prims) or 'none'}); "
                           "pass one of them (or name it 'main')")
     raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..farm import FarmError, LocalFarm, RayFarm
-from ..target import Target
+from ..target import Target, as_target
 
 
 class FarmOnDemand:
@@ -109,7 +109,7 @@ def farm_on_demand(kind: str | None = "ray", target=None, workers: int | None = 
         raise ValueError(f"the number of workers must be a positive integer, got {workers!r}")
     if kind == "local" and ray_address:
         raise ValueError("a Ray address needs the 'ray' farm")
-    known = None if target is None else Target(target)
+    known = None if target is None else as_target(target)
     if kind == "local":
         return FarmOnDemand(lambda: LocalFarm(num_workers=workers, target=known), known or Target.host())
 
