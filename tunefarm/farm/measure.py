@@ -28,7 +28,6 @@ import hashlib
 import json
 import socket
 import time
-import traceback
 from typing import Any
 
 import numpy as np
@@ -70,11 +69,8 @@ class _ReferenceError(Exception):
         self.status = status
 
 
-def _error_text(prefix: str, exc: BaseException, with_trace: bool = False) -> str:
-    text = f"{prefix}{type(exc).__name__}: {exc}"
-    if with_trace:
-        text += "\n" + "".join(traceback.format_exception(exc)[-6:])
-    return text[:_MAX_ERROR_TEXT]
+def _error_text(prefix: str, exc: BaseException) -> str:
+    return f"{prefix}{type(exc).__name__}: {exc}"[:_MAX_ERROR_TEXT]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -80,11 +80,9 @@ class ExprParser:
         raise self.src.error(node, f"expected a scalar expression, got {_what(v)} `{describe(node)}`",
                              "not-scalar")
 
-    def prim_expr(self, node, dtype_hint: str | None = None) -> E.PrimExpr:
+    def prim_expr(self, node) -> E.PrimExpr:
         v = self.prim(node)
-        if isinstance(v, E.PrimExpr):
-            return v
-        return literal_for(v, dtype_hint) if dtype_hint else default_literal(v)
+        return v if isinstance(v, E.PrimExpr) else default_literal(v)
 
     def index(self, node) -> E.PrimExpr:
         """An integer index / extent expression (Python ints become int32 literals)."""

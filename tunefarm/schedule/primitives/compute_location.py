@@ -450,7 +450,8 @@ def _common_checks(func, block, loop, prim):
     return bpath, lpath, node, info, info.site(bpath[-1])
 
 
-def _plan_compute_at(func, block, loop, preserve_unit_loops, prim="compute_at") -> _Move:
+def _plan_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
+    prim = "compute_at"
     bpath, lpath, L, info, me = _common_checks(func, block, loop, prim)
     for buf in me.writes:
         if D.is_param(func, buf):
@@ -529,7 +530,8 @@ def compute_at_candidates(func: PrimFunc, block: str) -> list[E.Var]:
     return out
 
 
-def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops, prim="reverse_compute_at") -> _Move:
+def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
+    prim = "reverse_compute_at"
     bpath, lpath, L, info, me = _common_checks(func, block, loop, prim)
     if info.order[L] > me.order:
         raise ScheduleError(prim, f"loop {loop.name!r} comes after block {block!r}; reverse_compute_at moves a "
