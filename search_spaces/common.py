@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import tunefarm
+from tunefarm.search import block_info
 
 
 def reduction_block(sch: tunefarm.Schedule, preferred: str | None = None):
     """The block to tile: ``preferred`` if the function has it, else its only reduction block."""
-    from tunefarm.search import block_info
-
     func = sch.mod["main"]
     names = block_info.leaf_blocks(func)
     if preferred in names:
@@ -43,8 +42,6 @@ def tile_ssrsrs(sch: tunefarm.Schedule, block, max_innermost_factor: int = 64):
 
     Returns ``(spatial_levels, reduction_levels)``: four and two lists of loops, outermost level first.
     """
-    from tunefarm.search import block_info
-
     kinds = block_info.loop_kinds(sch.mod["main"], sch.get(block).name)
     s_levels = [[], [], [], []]
     r_levels = [[], []]

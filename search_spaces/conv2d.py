@@ -22,9 +22,9 @@ from search_spaces.common import reduction_block, vectorize_innermost
 VECTOR_LANES = 8  # float32 lanes of an AVX2 register
 
 
-def _row_width(extent: int, lanes: int = VECTOR_LANES) -> int:
+def _row_width(extent: int) -> int:
     """The widest divisor of ``extent`` that fits one vector register."""
-    return max(d for d in range(1, min(extent, lanes) + 1) if extent % d == 0)
+    return max(d for d in range(1, min(extent, VECTOR_LANES) + 1) if extent % d == 0)
 
 
 def conv2d_space(sch: tunefarm.Schedule):

@@ -52,3 +52,11 @@ def test_update_func_replaces_in_place_and_only_in_that_module():
         mod.get_global_var("z")
     with pytest.raises(KeyError, match="no function 'z' to update"):
         mod.update_func("z", f)
+
+
+def test_main_prim_func_is_main_else_the_only_prim_func():
+    f, g = cp.PRIM_FUNCS["mm_relu"], cp.PRIM_FUNCS["mm_relu"].with_attr("global_symbol", "other")
+    assert IRModule({"x": g}).main_prim_func() is g
+    assert IRModule({"x": g, "main": f}).main_prim_func() is f
+    assert IRModule({"x": g, "y": f}).main_prim_func() is None
+    assert IRModule({}).main_prim_func() is None

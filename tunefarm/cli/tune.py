@@ -43,7 +43,6 @@ def _inputs(args):
     """``(name, func, space, farm)`` once every input checks out; the farm is not started."""
     # the tuning stack loads when the command runs (see the package docstring)
     from search_spaces.registry import create as create_space
-
     from ..search.space import SpaceError
     from ..search.workloads import WorkloadError, load_workload
     from ..tuning.farm_on_demand import farm_on_demand

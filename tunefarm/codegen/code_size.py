@@ -57,9 +57,9 @@ class CodeSize:
     loops_made: int
 
 
-def unrolled_size(func: PrimFunc, vector_bytes: int = 32) -> int:
-    """Statements of straight-line code after unrolling, a vector statement counted once per ``vector_bytes``."""
-    return code_size(func, vector_bytes).statements
+def unrolled_size(func: PrimFunc) -> int:
+    """Statements of straight-line code after unrolling, a vector statement counted once per 32 bytes."""
+    return code_size(func).statements
 
 
 def gathered_lanes(func: PrimFunc) -> int:

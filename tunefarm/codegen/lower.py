@@ -1,8 +1,8 @@
 """The lowering pipeline: a scheduled PrimFunc to a flat loop program the LLVM code generator consumes.
 
 Steps, in order (each its own module):
-1. ``compact_buffer_allocations`` from the schedule layer when it exists (shrinks ``local`` accumulators to
-   the tile so they fit in registers);
+1. ``compact_buffer_allocations`` from the schedule layer (shrinks ``local`` accumulators to the tile so
+   they fit in registers);
 2. ``lower_blocks``: blocks to loops (bindings substituted, predicates to ``if``, init guarded);
 3. ``alloc_plan``: each intermediate allocated at the lowest common ancestor of its accesses;
 4. ``unroll``: the loops to unroll (``unrolled`` ones and ``pragma_auto_unroll_max_step``) decided; they stay
@@ -14,22 +14,18 @@ Loop kinds ``vectorized``, ``parallel`` and ``unrolled`` survive to code generat
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from dataclasses import dataclass
 
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
 from ..ir.functor import IRVisitor
+from ..schedule.primitives.compact import compact_buffer_allocations
 from .alloc_plan import plan_allocations
 from .code_size import check_code_size
 from .flatten import flatten
 from .lower_blocks import LoweringError, lower_blocks
 from .unroll import unroll_loops
-
-_COMPACT_MODULE = "tunefarm.schedule.primitives.compact"
-
 
 @dataclass
 class ShapeBinding:
@@ -48,17 +44,6 @@ class LoweredFunc:
     flat_params: tuple  # their 1-D versions, as used in ``body``
     sym_vars: tuple  # ShapeBinding per symbolic dimension, in ``PrimFunc.symbolic_vars()`` order
     body: S.Stmt
-
-
-def _compactor():
-    """``compact_buffer_allocations`` if the schedule layer provides it (feature check, not a guess)."""
-    try:
-        spec = importlib.util.find_spec(_COMPACT_MODULE)
-    except ModuleNotFoundError:  # a parent package of the module does not exist yet
-        return None
-    if spec is None:
-        return None
-    return getattr(importlib.import_module(_COMPACT_MODULE), "compact_buffer_allocations", None)
 
 
 def _shape_bindings(func: PrimFunc, sym_map: dict) -> tuple:
@@ -104,9 +89,7 @@ def lower(func: PrimFunc, name: str | None = None, unroll_in_ir: bool = False) -
         raise TypeError(f"lower() takes a PrimFunc, got {type(func).__name__}")
     name = name or func.attrs.get("global_symbol") or func.name
     check_code_size(func, name)  # before anything copies loops: lowering and LLVM would take minutes
-    compact = _compactor()
-    if compact is not None:
-        func = compact(func, infer_regions=False)  # nothing below reads block regions
+    func = compact_buffer_allocations(func, infer_regions=False)  # nothing below reads block regions
     blocks = lower_blocks(func.body, func.symbolic_vars())
     body = plan_allocations(blocks.body, [b for b in blocks.allocations if b not in func.params])
     body = unroll_loops(body, in_ir=unroll_in_ir)

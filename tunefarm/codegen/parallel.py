@@ -65,8 +65,6 @@ def thread_count(fe, loop: S.For) -> int:
 
 def emit_parallel(fe, loop: S.For) -> bool:
     """Outline ``loop`` from FunctionEmitter ``fe``; False means "run it serially" (one thread)."""
-    from .llvm_codegen import FunctionEmitter
-
     nthreads = thread_count(fe, loop)
     if nthreads <= 1:
         return False
@@ -83,7 +81,7 @@ def emit_parallel(fe, loop: S.For) -> bool:
     body_fn = ir.Function(module, body_type, owner.fresh_name(f"{fe.fn.name}.par"))
     body_fn.linkage = "internal"
     body_fn.attributes.add("nounwind")
-    child = FunctionEmitter(owner, body_fn, in_parallel=True)
+    child = type(fe)(owner, body_fn, in_parallel=True)  # a FunctionEmitter (llvm_codegen imports this module)
     for arg, buf in zip(body_fn.args, bufs):
         arg.add_attribute("noalias")
         child.buffers[buf] = arg

@@ -112,7 +112,7 @@ class TuningRecord:
     @property
     def trace(self):
         """The schedule-layer ``Trace`` (imported lazily: the database must not depend on the schedule layer)."""
-        from tunefarm.schedule.trace import Trace
+        from tunefarm.schedule.trace import Trace  # on use: `import tunefarm.database` loads no schedule layer
 
         return Trace.from_json(self.trace_json)
 

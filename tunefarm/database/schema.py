@@ -146,15 +146,15 @@ def check_supported(version: int) -> None:
             f"({CURRENT_VERSION}); upgrade tunefarm to open it")
 
 
-def apply_migrations(conn: sqlite3.Connection, up_to: int = CURRENT_VERSION) -> int:
+def apply_migrations(conn: sqlite3.Connection) -> int:
     """Run the pending migrations on ``conn``; the caller holds a write transaction. Returns the old version."""
     old = read_version(conn)
     check_supported(old)
     for m in MIGRATIONS:
-        if old < m.version <= up_to:
+        if old < m.version:
             for stmt in m.statements:
                 conn.execute(stmt)
-    if up_to > old:
+    if CURRENT_VERSION > old:
         conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(up_to),))
+                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(CURRENT_VERSION),))
     return old

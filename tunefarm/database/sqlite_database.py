@@ -485,7 +485,7 @@ class Database(TraceDatabase):
     def records(self, workload: Any = None, target: str | None = None, status: Any = None, decisions: bool = True):
         """All matching records as a typed ``pandas.DataFrame`` (see :func:`tunefarm.database.query.records_frame`),
         with a ``decision_<index>_<instruction>`` column per sampling decision unless ``decisions=False``."""
-        from tunefarm.database import query
+        from tunefarm.database import query  # on use: pandas stays out of `import tunefarm.database`
 
         conn = self._conn()
         wid = None if workload is None else self._workload(conn, workload).workload_id
@@ -494,14 +494,14 @@ class Database(TraceDatabase):
     @_translated
     def workloads(self):
         """Workloads as a ``pandas.DataFrame`` (key, name, FLOP count, record counts, IR JSON)."""
-        from tunefarm.database import query
+        from tunefarm.database import query  # on use: pandas stays out of `import tunefarm.database`
 
         return query.workloads_frame(self._conn())
 
     @_translated
     def jobs(self):
         """Jobs as a ``pandas.DataFrame`` (name, status, start/finish times, config JSON, record count)."""
-        from tunefarm.database import query
+        from tunefarm.database import query  # on use: pandas stays out of `import tunefarm.database`
 
         return query.jobs_frame(self._conn())
 
@@ -509,14 +509,14 @@ class Database(TraceDatabase):
     @_translated
     def export(self, path: str | os.PathLike) -> dict[str, int]:
         """Write workloads, jobs, batches and records as JSON lines; returns counts per kind."""
-        from tunefarm.database import jsonl
+        from tunefarm.database import jsonl  # on use: jsonl checks traces with the schedule layer
 
         return jsonl.export_jsonl(self._conn(), os.fspath(path))
 
     @_translated
     def import_(self, path: str | os.PathLike) -> dict[str, int]:
         """Merge a JSON-lines export (one transaction, idempotent); returns counts of *new* rows per kind."""
-        from tunefarm.database import jsonl
+        from tunefarm.database import jsonl  # on use: jsonl checks traces with the schedule layer
 
         out = self._write(lambda conn: jsonl.import_jsonl(conn, os.fspath(path)))
         self._target_ids.clear()

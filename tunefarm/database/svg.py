@@ -170,14 +170,14 @@ def xy_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: str
 
 
 def bar_chart(edges: Sequence[float], heights: Sequence[float], *, title: str, x_label: str, y_label: str,
-              color: str = PALETTE[0], width: int = 560, height: int = 300, empty_text: str = "no data",
               titles: Sequence[str] | None = None) -> str:
-    """Bars over consecutive bins ``[edges[i], edges[i+1])`` (a histogram over time)."""
+    """Bars over consecutive bins ``[edges[i], edges[i+1])`` (a histogram over time), 560 x 300 pixels."""
+    width, height = 560, 300
     out = _frame(width, height, title)
     box = (64, 30, width - 16, height - 46)
     left, top, right, bottom = box
     if len(edges) < 2 or not heights:
-        out.append(_text((left + right) / 2, (top + bottom) / 2, empty_text, size=13))
+        out.append(_text((left + right) / 2, (top + bottom) / 2, "no data", size=13))
         return "\n".join(out + ["</svg>"])
     xs = Scale(edges[0], edges[-1], left, right)
     ys = Scale(0.0, max(max(heights) * 1.1, 1e-9), bottom, top)
@@ -189,7 +189,7 @@ def bar_chart(edges: Sequence[float], heights: Sequence[float], *, title: str, x
         tip = f"<title>{escape(titles[i])}</title>" if titles else ""
         bars.append(f'<rect x="{x0 + 0.5:.1f}" y="{y:.1f}" width="{max(x1 - x0 - 1, 1):.1f}" '
                     f'height="{bottom - y:.1f}">{tip}</rect>')
-    out.append(f'<g fill="{color}">' + "".join(bars) + "</g>")
+    out.append(f'<g fill="{PALETTE[0]}">' + "".join(bars) + "</g>")
     return "\n".join(out + ["</svg>"])
 
 

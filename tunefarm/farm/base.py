@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from .candidate import Candidate
 from .dispatch import Item
 from ..runtime.measure_result import MeasureResult, MeasureStatus
+from ..target import Target
 from .work import Done, DoneStatus, Work, check_handler_name
 
 MEASURE_HANDLER = "tunefarm.farm.measure:measure_candidate"
@@ -52,10 +53,6 @@ class FarmStats:
     busy_secs: float = 0.0
     worker_secs: float = 0.0
     by_status: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    @property
-    def driver_cpu_per_trial(self) -> float:
-        return self.driver_cpu_secs / self.completed if self.completed else 0.0
 
     @property
     def busy_fraction(self) -> float:
@@ -340,8 +337,6 @@ class Farm(abc.ABC):
         """Same CPU name and features as the farm's target (core counts may differ: they are build options)."""
         ok = self._target_cache.get(target_text)
         if ok is None:
-            from tunefarm.target import Target
-
             try:
                 t = Target(target_text)
             except (TypeError, ValueError) as e:

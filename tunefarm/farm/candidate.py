@@ -96,10 +96,6 @@ class Candidate:
         """The workload JSON as a dict (parsing the text form when needed)."""
         return _as_dict(self.workload_json, "workload_json")
 
-    def reference_dict(self) -> dict | None:
-        """The explicit reference program's JSON as a dict, or None (the workload is its own reference)."""
-        return None if self.reference_json is None else _as_dict(self.reference_json, "reference_json")
-
     def trace_value(self) -> Any:
         """The trace JSON value (parsing the text form when needed)."""
         if isinstance(self.trace_json, str):

@@ -10,6 +10,8 @@ import hashlib
 
 import numpy as np
 
+from ..ir.functor import collect_buffer_accesses
+
 # (rtol, atol) per float dtype; atol is scaled by max(1, max |reference|) so large outputs of long reductions
 # (whose rounding error grows with their magnitude) are not flagged, while a wrong index or a missing
 # accumulation (errors of the order of the values themselves) always is. Integers and bools compare exactly.
@@ -32,8 +34,6 @@ def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -
 
 def output_params(func) -> list[int]:
     """Indices of the parameters the function writes (destination passing: its outputs)."""
-    from tunefarm.ir.functor import collect_buffer_accesses
-
     _, writes = collect_buffer_accesses(func.body)
     written = set(writes)
     return [i for i, p in enumerate(func.params) if p in written]

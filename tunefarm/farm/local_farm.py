@@ -38,6 +38,7 @@ from .dispatch import UNBLAMED_REQUEUES, Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
+from ..target import as_target
 
 _START_TIMEOUT_S = 120.0
 _MAX_START_FAILURES = 3
@@ -201,9 +202,7 @@ class LocalFarm(Farm):
                  lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 2,
                  timing_slots: int | None = None, measure_handler: str = MEASURE_HANDLER):
         super().__init__(measure_handler)
-        from tunefarm.target import Target
-
-        self._target = target if isinstance(target, Target) else Target(target) if target else Target.host()
+        self._target = as_target(target or None)  # no target (None, "") is this host
         n = num_workers if num_workers is not None else (os.cpu_count() or 1)
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"num_workers must be a positive integer, got {num_workers!r}")

@@ -28,7 +28,6 @@ import hashlib
 import json
 import socket
 import time
-import traceback
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,7 @@ from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.ir.serialize import from_json
 from tunefarm.runtime import Module, aligned
 from tunefarm.schedule import ScheduleError, Trace
-from tunefarm.target import Target
+from tunefarm.target import Target, as_target
 
 from .candidate import Candidate
 from .check import compare_output, make_arrays, output_params
@@ -70,11 +69,8 @@ class _ReferenceError(Exception):
         self.status = status
 
 
-def _error_text(prefix: str, exc: BaseException, with_trace: bool = False) -> str:
-    text = f"{prefix}{type(exc).__name__}: {exc}"
-    if with_trace:
-        text += "\n" + "".join(traceback.format_exception(exc)[-6:])
-    return text[:_MAX_ERROR_TEXT]
+def _error_text(prefix: str, exc: BaseException) -> str:
+    return f"{prefix}{type(exc).__name__}: {exc}"[:_MAX_ERROR_TEXT]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,7 +201,7 @@ class Measurer:
         """
         t0 = time.perf_counter() if started is None else started
         try:
-            target = target if isinstance(target, Target) else Target(target)
+            target = as_target(target)
         except (TypeError, ValueError) as e:
             return self._fail(MeasureStatus.BUILD_ERROR, _error_text("target: ", e), t0)
         try:

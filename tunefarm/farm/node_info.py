@@ -10,6 +10,8 @@ import dataclasses
 import os
 import socket
 
+from ..target import Target
+
 
 @dataclasses.dataclass(frozen=True)
 class NodeInfo:
@@ -40,8 +42,6 @@ class NodeInfo:
 
 def local_node_info(node_id: str = "", num_cpus: float | None = None, ip: str = "") -> NodeInfo:
     """This machine's report (what every node runs)."""
-    from tunefarm.target import Target
-
     t = Target.host()
     return NodeInfo(node_id, socket.gethostname(), str(t), t.cpu, tuple(t.features),
                     float(num_cpus if num_cpus is not None else (os.cpu_count() or 1)), ip)

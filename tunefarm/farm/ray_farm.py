@@ -34,9 +34,12 @@ import time
 from .base import MEASURE_HANDLER, Farm, FarmError
 from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
+from .metrics import FarmMetrics
+from .node_info import probe_nodes
 from .ray_faults import Call, Slot, SlotFaults
 from ..runtime.measure_result import MeasureResult
 from .work import DoneStatus
+from ..target import Target, as_target
 
 _TOP_UP_EVERY_S = 10.0  # how often a farm short of workers (a node left) looks for CPUs to replace them
 
@@ -107,8 +110,6 @@ class RayFarm(SlotFaults, Farm):
         self._cpu_in_metrics = 0.0
         self._metrics = None
         if metrics:
-            from .metrics import FarmMetrics
-
             self._metrics = FarmMetrics()
         from ray.exceptions import ActorUnavailableError, ActorUnschedulableError, RayError, RayTaskError
 
@@ -124,10 +125,6 @@ class RayFarm(SlotFaults, Farm):
 
     # ------------------------------------------------------------------ nodes and workers
     def _setup(self, target) -> None:
-        from tunefarm.target import Target
-
-        from .node_info import probe_nodes
-
         nodes = self._candidate_nodes()
         infos = probe_nodes(nodes, self.start_timeout_s)
         if not infos:
@@ -140,7 +137,7 @@ class RayFarm(SlotFaults, Farm):
             chosen = next(i for i in infos if (i.cpu, i.features) == best)
             self._target = Target(chosen.target)
         else:
-            self._target = target if isinstance(target, Target) else Target(target)
+            self._target = as_target(target)
         self.nodes = [i for i in infos if i.matches(self._target)]
         if not self.nodes:
             seen = sorted({i.target for i in infos})

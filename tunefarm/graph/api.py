@@ -50,6 +50,7 @@ def compile(mod, params: dict | None = None, *, database=None, target=None, pack
 
 def _build_tuned(mod, db, target):
     """Every PrimFunc of ``mod`` built from its best stored schedule (for the target it was tuned for)."""
+    # the compiling layers load here (see the module doc)
     from ..database import best_schedule
     from ..runtime import build
     from ..search.errors import SearchError

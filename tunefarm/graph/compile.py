@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from .. import runtime  # its names load on first use (the compiler with runtime.build)
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.function import PrimFunc
@@ -28,7 +29,8 @@ log = logging.getLogger("tunefarm.compile")
 
 def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
     """The kernel with its best stored trace applied (or the default schedule) and where it came from."""
-    from ..database import best_schedule  # on use: see the package docstring
+    # on use: see the package docstring
+    from ..database import best_schedule
     from ..schedule import ScheduleError
     from ..schedule.default_schedule import default_schedule
 
@@ -144,7 +146,7 @@ def compile_model(mod: IRModule, params: dict | None = None, db=None, target=Non
     all_kernels = all(c.op == "call_tir" or c.attrs.get("func") in scheduled for c in fn.calls())
     if all_kernels and _computed_by_kernel(fn):
         func, constants, order = compose_model(fn, scheduled)
-        module = build(func, target)
+        module = runtime.build(func, target)
         meta = {"kind": "native", "entry": entry, "entry_symbol": func.name, "inputs": inputs, "output": output,
                 "param_order": order, "kernels": sources, "packed_weights": n_packed, "target": str(target)}
         return Executable(module, meta, constants)
@@ -232,8 +234,6 @@ def compose_model(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[PrimFunc,
 
 def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output, target, entry) -> Executable:
     """Bindings run one by one: kernels from one native module, registered Python functions in between."""
-    from ..runtime import build  # on use: see the package docstring
-
     const_ids: dict = {}
     constants: list = []
     steps = []
@@ -259,7 +259,7 @@ def _graph_executable(fn: Function, kernels: dict, sources: dict, inputs, output
         kind = "kernel" if fname in kernels else "packed"
         steps.append({"var": names[b.var], "kind": kind, "func": fname, "args": [ref(a) for a in v.args],
                       "shape": _spec_shape(b.var.type.shape), "dtype": b.var.type.dtype})
-    module = build(IRModule(dict(kernels)), target) if kernels else None
+    module = runtime.build(IRModule(dict(kernels)), target) if kernels else None
     meta = {"kind": "graph", "entry": entry, "inputs": inputs, "output": output, "steps": steps,
             "ret": ref(fn.ret), "kernels": sources, "target": str(target)}
     return Executable(module, meta, constants)

@@ -29,6 +29,7 @@ import zipfile
 
 import numpy as np
 
+from .. import runtime  # its names load on first use
 from .registry import get_func
 
 FORMAT_VERSION = 1
@@ -320,8 +321,6 @@ class Executable:
 
 def load(path: str | os.PathLike) -> Executable:
     """Load an executable saved with ``Executable.save`` (no recompilation, no tuning stack)."""
-    from ..runtime import load_module  # on use: see the package docstring
-
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no executable file at {path!r}")
@@ -346,7 +345,7 @@ def load(path: str | os.PathLike) -> Executable:
                 mpath = os.path.join(tmp, "module")
                 with open(mpath, "wb") as f:
                     f.write(z.read("module"))
-                module = load_module(mpath)
+                module = runtime.load_module(mpath)
         return Executable(module, meta, constants)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

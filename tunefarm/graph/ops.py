@@ -27,7 +27,7 @@ class OpDef:
 def _te():
     """The te op library, imported on first lowering (see the package docstring: loading an executable imports
     ``tunefarm.graph`` and none of the compiler)."""
-    from ..te import ops
+    from ..te import ops  # on use: see the docstring
 
     return ops
 

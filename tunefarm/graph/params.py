@@ -20,10 +20,8 @@ from pathlib import Path
 import numpy as np
 
 COURSE_PICKLE_SHA256 = "65e60c21536ed052ba5e1e6c94806530c7d804056822a6b39066ce6a5b02e646"
-MLP_PARAMS_SHA256 = COURSE_PICKLE_SHA256  # the name earlier releases exported
 COURSE_NPZ = Path(__file__).resolve().parent / "data" / "fasionmnist_mlp_params.npz"
 COURSE_NPZ_SHA256 = "deccd735c7d6a837b348685f206b400e56a2a75045f47bba7e7771ccffa15451"
-MLP_PARAM_NAMES = ("w0", "b0", "w1", "b1")
 
 # what numpy's own pickles of arrays, dtypes and scalars name, under every protocol (0-5) and numpy 1.x / 2.x
 _ALLOWED_GLOBALS = {

@@ -16,7 +16,7 @@ def tune_model(mod: IRModule, params: dict | None = None, target=None, max_trial
     is handed to the search as ``main`` (workload keys ignore names, so ``compile`` finds the records) and named
     by its kernel and output shape (``Task.workload_name``).
     """
-    from ..tuning.api import tune_tasks
+    from ..tuning.api import tune_tasks  # on use: the tuning stack (see the package docstring)
 
     prepared = prepare(mod, params, entry)
     tasks = extract_tasks(prepared, entry=entry, prepared=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import expr as E
 from .dtype import is_float, result_dtype
+from .functor import IRMutator, binary, uses_var
 
 Bounds = dict  # Var -> (lo, hi) inclusive ints
 
@@ -45,11 +46,8 @@ class _Affine:
         self.const *= k
         return self
 
-    def plus(self, other: "_Affine", sign: int = 1) -> "_Affine":
-        return _Affine(dict(self.terms), self.const, self.dtype).add_in_place(other, sign)
-
     def add_in_place(self, other: "_Affine", sign: int = 1) -> "_Affine":
-        """``plus`` that updates ``self`` (for partial results nobody else holds)."""
+        """Add ``sign * other`` to ``self`` in place (for partial results nobody else holds)."""
         terms = self.terms
         for key, (t, c) in other.terms.items():
             if key in terms:
@@ -380,8 +378,6 @@ def simplified_int(e: E.PrimExpr, bounds: Bounds | None = None) -> int | None:
 
 
 def _simplify_other(e: E.PrimExpr, bounds: Bounds) -> E.PrimExpr:
-    from .functor import binary
-
     if isinstance(e, E.Binary) and e.op in E.COMPARE_OPS and not is_float(e.a.dtype):
         diff = simplify(E.sub(e.a, e.b), bounds)
         bd = const_bound(diff, bounds)
@@ -406,8 +402,6 @@ def _simplifying_mutator():
     """One class for "simplify every child expression" (built once: defining it per call was a hot spot)."""
     global _SIMPLIFYING_MUTATOR
     if _SIMPLIFYING_MUTATOR is None:
-        from .functor import IRMutator
-
         class _M(IRMutator):
             def __init__(self, root, bounds):
                 self.root = root
@@ -489,8 +483,6 @@ def affine_coefficients(e: E.PrimExpr, variables, bounds: Bounds | None = None) 
     coefs = {}
     rest_terms = {}
     var_keys = {("v", id(v)): v for v in variables}
-    from .functor import uses_var
-
     vset = set(variables)
     for k, (t, c) in aff.terms.items():
         if k in var_keys:

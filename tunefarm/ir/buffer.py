@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .dtype import DType, check_dtype, nbytes
-from .expr import IntImm, PrimExpr, Var, as_expr
+from .expr import BufferLoad, IntImm, PrimExpr, Var, as_expr
 
 SCOPES = ("global", "local")
 
@@ -35,7 +35,7 @@ class Buffer:
         return None
 
     def symbolic_vars(self) -> list[Var]:
-        from .functor import collect_vars
+        from .functor import collect_vars  # cycle: functor imports this module
 
         out: list[Var] = []
         for s in self.shape:
@@ -49,8 +49,6 @@ class Buffer:
         return nbytes(self.dtype)
 
     def __getitem__(self, indices):
-        from .expr import BufferLoad
-
         if not isinstance(indices, tuple):
             indices = (indices,)
         if len(indices) != self.ndim:
@@ -64,7 +62,7 @@ class Buffer:
         return Buffer(name or self.name, self.shape, self.dtype, scope)
 
     def __repr__(self) -> str:
-        from .printer import expr_to_str
+        from .printer import expr_to_str  # cycle: printer imports this module
 
         dims = ", ".join(expr_to_str(s) for s in self.shape)
         return f"Buffer({self.name}, ({dims}), {self.dtype!r}{'' if self.scope == 'global' else ', ' + repr(self.scope)})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from .dtype import DType, is_float, is_int, result_dtype
+from .dtype import DType, is_float, result_dtype
 
 _var_ids = itertools.count()
 
@@ -82,7 +82,7 @@ class PrimExpr:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        from .printer import expr_to_str
+        from .printer import expr_to_str  # cycle: printer imports this module
 
         return expr_to_str(self)
 

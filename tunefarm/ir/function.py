@@ -65,7 +65,7 @@ class PrimFunc(Node):
         return PrimFunc(self.params, self.body, {**self.attrs, key: value}, self.name)
 
     def script(self) -> str:
-        from .printer import func_to_script
+        from .printer import func_to_script  # cycle: printer imports this module
 
         return func_to_script(self)
 

@@ -1,7 +1,7 @@
 """Graph functions: parameters, dataflow blocks of bindings, and a returned value."""
 from __future__ import annotations
 
-from .graph_expr import Call, Constant, GraphExpr, GraphVar
+from .graph_expr import Call, GraphExpr, GraphVar
 from .graph_printer import function_metadata, function_to_script
 
 
@@ -64,13 +64,3 @@ class Function:
         return self.script()
 
     __repr__ = __str__
-
-
-def free_constants(fn: Function) -> list[Constant]:
-    """Constants used by the function, in first-use order."""
-    seen: dict = {}
-    for call in fn.calls():
-        for a in call.args:
-            if isinstance(a, Constant):
-                seen.setdefault(id(a), a)
-    return list(seen.values())

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from .function import PrimFunc
+
 
 class GlobalVar(str):
     """A module's reference to one of its functions (TVM's ``GlobalVar``): here simply the function's name."""
@@ -70,13 +72,18 @@ class IRModule(Mapping):
         return IRModule({k: v for k, v in self.functions.items() if k != name}, self.attrs)
 
     def prim_funcs(self) -> dict:
-        from .function import PrimFunc
-
         return {k: v for k, v in self.functions.items() if isinstance(v, PrimFunc)}
+
+    def main_prim_func(self) -> PrimFunc | None:
+        """The PrimFunc TVM takes from a module: the one named ``main``, else the only one; None if neither."""
+        prims = self.prim_funcs()
+        if "main" in prims:
+            return prims["main"]
+        return next(iter(prims.values())) if len(prims) == 1 else None
 
     def script(self, show_meta: bool = False) -> str:
         """The module as script text; bound constants are printed too with ``show_meta=True``."""
-        from .printer import module_to_script
+        from .printer import module_to_script  # on use: the printer loads numpy, the database imports this
 
         return module_to_script(self, show_meta)
 

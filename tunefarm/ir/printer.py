@@ -22,6 +22,10 @@ import math
 from . import expr as E
 from . import stmt as S
 from .buffer import Buffer
+from .function import PrimFunc
+from .functor import collect_vars, post_order_visit, uses_var
+from .metadata import OMITTED, metadata_lines
+from .regions import same_expr
 from .stmt_functor import StmtFunctor, is_empty_stmt
 
 _PREC = {"or": 1, "and": 2, "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
@@ -32,12 +36,6 @@ _LOOP_FN = {"serial": "serial", "parallel": "parallel", "vectorized": "vectorize
 
 def _is_lit(e) -> bool:
     return isinstance(e, (E.IntImm, E.FloatImm))
-
-
-def _same(a, b) -> bool:
-    from .regions import expr_key
-
-    return a is b or expr_key(a) == expr_key(b)
 
 
 def _float_text(v: float) -> str:
@@ -158,7 +156,7 @@ class Printer(StmtFunctor):
         if isinstance(lo, E.IntImm) and isinstance(ext, E.IntImm):
             return f"{lit(lo)}{sep}{lit(E.IntImm(lo.value + ext.value, ext.dtype))}"
         if isinstance(lo, E.IntImm) and lo.value == 0 and not (
-                isinstance(ext, E.Binary) and ext.op == "+" and _same(ext.a, lo)) and not isinstance(ext, E.IntImm):
+                isinstance(ext, E.Binary) and ext.op == "+" and same_expr(ext.a, lo)) and not isinstance(ext, E.IntImm):
             return f"{lit(lo)}{sep}{self.expr(ext)}"
         hi = f"{self.operand(lo, ext, 6)} + {self.operand(ext, lo, 7)}"
         return f"{self.expr(lo)}{sep}{hi}"
@@ -249,8 +247,6 @@ class Printer(StmtFunctor):
                 and s.min.value == 0 and s.min.dtype == s.loop_var.dtype == s.extent.dtype)
 
     def visit_For(self, s: S.For, indent: int) -> None:
-        from .functor import uses_var
-
         self.names.push()
         loops = [s]
         if self._plain_serial(s):
@@ -284,8 +280,8 @@ class Printer(StmtFunctor):
 
     def _remappable(self, iv: S.IterVar, value) -> bool:
         loop = self.loops.get(value) if isinstance(value, E.Var) else None
-        return (loop is not None and iv.var.dtype == value.dtype and _same(iv.dom.min, loop.min)
-                and _same(iv.dom.extent, loop.extent))
+        return (loop is not None and iv.var.dtype == value.dtype and same_expr(iv.dom.min, loop.min)
+                and same_expr(iv.dom.extent, loop.extent))
 
     def visit_BlockRealize(self, r: S.BlockRealize, indent: int) -> None:
         self.block(r, indent)
@@ -380,8 +376,6 @@ def _elidable_root(body) -> bool:
 
 def _used_vars(body) -> list:
     """Variables used in ``body``, including those in the shapes of buffers it allocates (first-use order)."""
-    from .functor import collect_vars, post_order_visit
-
     out = dict.fromkeys(collect_vars(body))
 
     def visit(s):
@@ -403,7 +397,6 @@ def _bound_vars(body) -> set:
         elif isinstance(s, S.Block):
             out.update(iv.var for iv in s.iter_vars)
 
-    from .functor import post_order_visit
 
     post_order_visit(body, visit)
     return out
@@ -457,8 +450,6 @@ def stmt_to_str(s) -> str:
     elif isinstance(s, S.BufferRegion):
         return p.region(s)
     else:
-        from .function import PrimFunc
-
         if isinstance(s, PrimFunc):
             return func_to_script(s)
         return object.__repr__(s)
@@ -476,9 +467,6 @@ def func_to_script(f) -> str:
 def module_to_script(mod, show_meta: bool = False) -> str:
     """The module as script text. Bound arrays of its graph functions are numbered module-wide and, with
     ``show_meta``, printed before the module (``metadata``); else a closing comment says they were left out."""
-    from .function import PrimFunc
-    from .metadata import OMITTED, metadata_lines
-
     constants: list = []
     lines = ["@ir_module", "class Module:"]
     if mod.attrs:

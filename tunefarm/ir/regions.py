@@ -58,11 +58,6 @@ def _infer(block: S.Block):
     return reads, writes
 
 
-def infer_regions_of_stmt(stmt: S.Stmt) -> tuple[tuple[S.BufferRegion, ...], tuple[S.BufferRegion, ...]]:
-    """Regions touched by a bare statement (as if it were the body of a block with no iteration variables)."""
-    return infer_block_regions(S.Block("", (), (), (), stmt))
-
-
 # -----------------------------------------------------------------------------------------------------------
 class _Bounds:
     """Inclusive bounds ``[lo, hi]`` of one dimension of an access, as expressions."""
@@ -239,7 +234,7 @@ def _const_diff(a, b) -> int | None:
 
 
 def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
-    if a.point and b.point and _same(a.lo, b.lo):
+    if a.point and b.point and same_expr(a.lo, b.lo):
         return a
     dlo = _const_diff(a.lo, b.lo)
     dhi = _const_diff(a.hi, b.hi)
@@ -252,7 +247,8 @@ def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
     return _Bounds(lo, hi, False)
 
 
-def _same(a, b) -> bool:
+def same_expr(a, b) -> bool:
+    """The same node, or structurally equal (``expr_key``): no simplification is tried."""
     return a is b or expr_key(a) == expr_key(b)
 
 

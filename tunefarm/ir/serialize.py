@@ -16,14 +16,11 @@ in *canonical* mode (names dropped, nested sequences flattened), give the name-i
 Expressions are compact lists (``["bin", "+", a, b]``), statements dicts with a ``"kind"``. Non-finite floats
 are strings (``"inf"``) so the output is strict JSON. Loading validates everything and raises ``ValueError``
 naming the path of the first problem; it only builds IR nodes, never runs code.
-
-Other function kinds (the graph IR) plug in with ``register_codec``.
 """
 from __future__ import annotations
 
 import json
 import math
-from typing import Callable
 
 from . import expr as E
 from . import stmt as S
@@ -35,15 +32,6 @@ from .stmt_functor import StmtFunctor, flatten_seq
 
 FORMAT = "tunefarm.ir"
 VERSION = 1
-
-# kind -> (class, encode(encoder, obj) -> dict, decode(decoder, dict, path) -> obj)
-_CODECS: dict[str, tuple[type, Callable, Callable]] = {}
-
-
-def register_codec(kind: str, cls: type, encode: Callable, decode: Callable) -> None:
-    """Teach the serializer a new node type (e.g. graph functions); ``encode`` must return a dict."""
-    _CODECS[kind] = (cls, encode, decode)
-
 
 # -----------------------------------------------------------------------------------------------------------
 # encoding
@@ -243,12 +231,7 @@ class Encoder(StmtFunctor):
             lo, ext = self.expr(node.dom.min), self.expr(node.dom.extent)
             return {"kind": "IterVar", "var": self.define_var(node.var), "min": lo, "extent": ext,
                     "iter_type": node.iter_type}
-        for kind, (cls, encode, _) in _CODECS.items():
-            if isinstance(node, cls):
-                out = encode(self, node)
-                out["kind"] = kind
-                return self._mark(out, node)
-        raise TypeError(f"cannot serialize {type(node).__name__} (register_codec adds new kinds)")
+        raise TypeError(f"cannot serialize {type(node).__name__}")
 
     def document(self, node) -> dict:
         root = self.any(node)
@@ -543,8 +526,6 @@ class Decoder:
             _need(it in S.ITER_TYPES, path + ".iter_type", f"unknown iteration type {it!r}")
             return S.IterVar(self.var(d.get("var"), path + ".var"),
                              S.Range(self.expr(d.get("min"), path + ".min"), self.expr(d.get("extent"), path + ".extent")), it)
-        if kind in _CODECS:
-            return _CODECS[kind][2](self, d, path)
         return self.stmt(d, path)
 
 

@@ -34,7 +34,7 @@ class Node:
         return new
 
     def __repr__(self) -> str:
-        from .printer import stmt_to_str
+        from .printer import stmt_to_str  # cycle: printer imports this module
 
         return stmt_to_str(self)
 

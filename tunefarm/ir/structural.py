@@ -26,6 +26,7 @@ import hashlib
 import json
 
 from .serialize import Encoder
+from .stmt import Block, Stmt
 
 WORKLOAD_KEY_VERSION = "tunefarm-workload-v1"
 
@@ -161,8 +162,6 @@ def _first_difference(a, b, path, stack_a, stack_b):
 
 def _context_nodes(stack, enc: Encoder) -> list:
     """The innermost IR node on the path, and the innermost statement around it if that is a different one."""
-    from .stmt import Block, Stmt
-
     nodes = [enc.origin[id(f)] for f in stack if not isinstance(f, str) and id(f) in enc.origin]
     if not nodes:
         return []

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
 
 import numpy as np
 
 from ..ir import expr as E
 from ..ir.function import PrimFunc
 from ..ir.functor import collect_vars
+from ..ir.module import IRModule
 from .expr_compiler import ExprCompiler
 from .slots import Slots
 from .stmt_compiler import StmtCompiler
@@ -120,13 +120,11 @@ _CACHE_LOCK = threading.Lock()  # farm workers may interpret from several thread
 def _as_prim_func(func) -> PrimFunc:
     if isinstance(func, PrimFunc):
         return func
-    if isinstance(func, Mapping) and hasattr(func, "prim_funcs"):
-        funcs = func.prim_funcs()
-        if "main" in funcs:
-            return funcs["main"]
-        if len(funcs) == 1:
-            return next(iter(funcs.values()))
-        raise ValueError(f"module has several functions {list(funcs)} and none named 'main'; pass one")
+    if isinstance(func, IRModule):
+        main = func.main_prim_func()
+        if main is not None:
+            return main
+        raise ValueError(f"module has several functions {list(func.prim_funcs())} and none named 'main'; pass one")
     raise TypeError(f"interpret expects a PrimFunc (or an IRModule with one), got {type(func).__name__}")
 
 

@@ -8,6 +8,7 @@ so a program that uses an unbound variable or an undeclared buffer is rejected b
 from __future__ import annotations
 
 from ..ir import expr as E
+from ..ir.arith import const_bound, simplify
 from ..ir.buffer import Buffer
 from ..ir.expr import Var
 
@@ -18,8 +19,6 @@ def _same(a, b) -> bool:
         return True
     if isinstance(a, E.IntImm) and isinstance(b, E.IntImm):
         return a.value == b.value
-    from ..ir.arith import simplify
-
     d = simplify(E.sub(a, b))
     return isinstance(d, E.IntImm) and d.value == 0
 
@@ -116,8 +115,6 @@ class Slots:
 
     def provably_within(self, e, lo: int, hi: int) -> tuple[int, int] | None:
         """Static bounds of ``e`` when they prove ``lo <= e <= hi``, else None."""
-        from ..ir.arith import const_bound
-
         b = const_bound(e, self.bounds)
         if b is not None and lo <= b[0] and b[1] <= hi:
             return b

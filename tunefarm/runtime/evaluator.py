@@ -18,6 +18,9 @@ import time
 
 import numpy as np
 
+from ..target import Target
+from .jit import LoadedObject
+
 _GOLDEN = 1.618
 # Repeats an early-stopped timing still gets: on a shared machine single repeats of a fast program were seen 2x
 # slower now and then, and one such repeat must not cut the program short.
@@ -32,11 +35,9 @@ def native_timer():
     global _timer
     with _timer_lock:
         if _timer is None:
-            from ..codegen.llvm_compile import compile_ir
+            from ..codegen.llvm_compile import compile_ir  # on use: a loaded module runs without the compiler
+            # on use: a loaded module runs without the compiler
             from ..codegen.timing import TIMER_SYMBOL, timer_module_ir
-            from ..target import Target
-            from .jit import LoadedObject
-
             host = Target.host()
             code = compile_ir(timer_module_ir(), host, keep_ll=False)
             loaded = LoadedObject(code.object, host.cpu, host.feature_string)

@@ -40,7 +40,6 @@ from .jit import host_target_machine
 
 OFF_REFCNT, OFF_TYPE, OFF_DATA, OFF_ND, OFF_DIMS, OFF_DESCR, OFF_FLAGS = 0, 8, 16, 24, 32, 56, 64
 C_CONTIGUOUS, ALIGNED, WRITEABLE = 0x1, 0x100, 0x400
-PY_VECTORCALL_ARGUMENTS_OFFSET = 1 << 63
 METH_FASTCALL, METH_KEYWORDS = 0x0080, 0x0002
 PYARRAY_EMPTY_INDEX = 184  # numpy/__multiarray_api.h: PyArray_API[184] is PyArray_Empty (numpy 1.x and 2.x)
 
@@ -244,68 +243,18 @@ def native_call_ir(entry_addr: int, params: list[GateParam], n_inputs: int, out_
     Without keywords the output is allocated with ``PyArray_Empty``; with exactly ``out=`` (the interned
     string, which is what a call site passes) the given array is checked like an input, must be writable
     and must not overlap any input. ``out_plan`` gives each output dim as an int or a symbol of the inputs.
+    Any check that fails branches to ``slow``, which hands the call to ``fallback`` unchanged.
     """
     em = _Emitter()
     em.lines.append(f"  %nargs = and i64 %nargsf, {(1 << 63) - 1}")
     em.check(em.cmp("i64", "%nargs", n_inputs), "slow")
     sym: dict = {}
-    data, dims, nbytes = {}, {}, {}
-    out_index = None
-    for i, p in enumerate(params):
-        if p.arg is None:
-            continue
-        if p.arg == n_inputs:
-            out_index = i
-            continue
-        slot = em.tmp()
-        em.lines.append(f"  {slot} = getelementptr inbounds ptr, ptr %args, i64 {p.arg}")
-        obj = em.tmp()
-        em.lines.append(f"  {obj} = load ptr, ptr {slot}, align 8")
-        dims[i] = em.check_array(obj, p, "slow", sym)
-        data[i] = em.load(obj, OFF_DATA, "ptr")
-        nbytes[i] = _emit_nbytes(em, dims[i], p.dtype.itemsize)
+    data, dims, nbytes, out_index = _emit_inputs(em, params, n_inputs, sym)
     out_dims = [str(d) if isinstance(d, int) else sym[d] for d in out_plan]
     em.lines.append("  %haskw = icmp ne ptr %kwnames, null")
     em.lines.append("  br i1 %haskw, label %given, label %alloc")
-    # ---- out= given: one keyword, named "out" (interned), a writable array that overlaps no input
-    em.lines.append("given:")
-    nkw = em.load("%kwnames", 16, "i64")
-    em.check(em.cmp("i64", nkw, 1), "slow")
-    name = em.load("%kwnames", 24, "i64")
-    em.check(em.cmp("i64", name, id(sys.intern("out"))), "slow")
-    slot, given = em.tmp(), em.tmp()
-    em.lines.append(f"  {slot} = getelementptr inbounds ptr, ptr %args, i64 {n_inputs}")
-    em.lines.append(f"  {given} = load ptr, ptr {slot}, align 8")
-    outp = params[out_index]
-    given_dims = em.check_array(given, GateParam([d if isinstance(d, int) else f"__out{k}" for k, d in
-                                                  enumerate(out_plan)], outp.dtype.name, written=True), "slow", {})
-    for got, want in zip(given_dims, out_dims):
-        em.check(em.cmp("i64", got, want), "slow")
-    gdata = em.load(given, OFF_DATA, "ptr")
-    gbytes = _emit_nbytes(em, out_dims, outp.dtype.itemsize)
-    for i in nbytes:
-        _emit_no_overlap(em, gdata, gbytes, data[i], nbytes[i], "slow")
-    em.lines.append("  br label %run_given")
-    # ---- no keywords: numpy allocates the output (PyArray_Empty steals a reference to the descriptor)
-    em.lines.append("alloc:")
-    nd = len(out_dims)
-    odims = em.tmp()
-    em.lines.append(f"  {odims} = alloca [{max(1, nd)} x i64], align 8")
-    for k, v in enumerate(out_dims):
-        a = em.tmp()
-        em.lines.append(f"  {a} = getelementptr inbounds [{max(1, nd)} x i64], ptr {odims}, i64 0, i64 {k}")
-        em.lines.append(f"  store i64 {v}, ptr {a}, align 8")
-    descr = em.tmp()
-    em.lines.append(f"  {descr} = inttoptr i64 {id(out_dtype)} to ptr")
-    rc = em.load(descr, OFF_REFCNT, "i64")
-    rc1 = em.tmp()
-    em.lines.append(f"  {rc1} = add i64 {rc}, 1")
-    em.lines.append(f"  store i64 {rc1}, ptr {descr}, align 8")
-    fn_empty, fresh = em.tmp(), em.tmp()
-    em.lines.append(f"  {fn_empty} = inttoptr i64 {empty_addr} to ptr")
-    em.lines.append(f"  {fresh} = call ptr {fn_empty}(i32 {nd}, ptr {odims}, ptr {descr}, i32 0)")
-    em.lines.append(f"  %isnull = icmp eq ptr {fresh}, null")
-    em.lines.append("  br i1 %isnull, label %error, label %run_fresh")
+    given = _emit_given_output(em, n_inputs, out_plan, out_dims, params[out_index].dtype, data, nbytes)
+    fresh = _emit_new_output(em, out_dims, out_dtype, empty_addr)
     # ---- both: call the entry and return the output (a new reference)
     em.lines.append("run_fresh:")
     em.lines.append("  br label %run")
@@ -331,6 +280,76 @@ def native_call_ir(entry_addr: int, params: list[GateParam], n_inputs: int, out_
                  f"  ret ptr {res}"]
     return ("define ptr @call(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {\nentry:\n"
             + "\n".join(em.lines) + "\n}\n")
+
+
+def _emit_inputs(em: _Emitter, params: list[GateParam], n_inputs: int, sym: dict):
+    """Check each input array of the vectorcall; ``(data, dims, nbytes, out_index)``, the first three keyed by
+    parameter index, ``out_index`` the parameter that is the output."""
+    data, dims, nbytes = {}, {}, {}
+    out_index = None
+    for i, p in enumerate(params):
+        if p.arg is None:
+            continue
+        if p.arg == n_inputs:
+            out_index = i
+            continue
+        slot = em.tmp()
+        em.lines.append(f"  {slot} = getelementptr inbounds ptr, ptr %args, i64 {p.arg}")
+        obj = em.tmp()
+        em.lines.append(f"  {obj} = load ptr, ptr {slot}, align 8")
+        dims[i] = em.check_array(obj, p, "slow", sym)
+        data[i] = em.load(obj, OFF_DATA, "ptr")
+        nbytes[i] = _emit_nbytes(em, dims[i], p.dtype.itemsize)
+    return data, dims, nbytes, out_index
+
+
+def _emit_given_output(em: _Emitter, n_inputs: int, out_plan: list, out_dims: list, out_dtype: np.dtype,
+                       data: dict, nbytes: dict) -> str:
+    """Block ``given``: one keyword, named ``out`` (interned), a writable array of the output's shape that
+    overlaps no input; branches to ``run_given`` with it."""
+    em.lines.append("given:")
+    nkw = em.load("%kwnames", 16, "i64")
+    em.check(em.cmp("i64", nkw, 1), "slow")
+    name = em.load("%kwnames", 24, "i64")
+    em.check(em.cmp("i64", name, id(sys.intern("out"))), "slow")
+    slot, given = em.tmp(), em.tmp()
+    em.lines.append(f"  {slot} = getelementptr inbounds ptr, ptr %args, i64 {n_inputs}")
+    em.lines.append(f"  {given} = load ptr, ptr {slot}, align 8")
+    given_dims = em.check_array(given, GateParam([d if isinstance(d, int) else f"__out{k}" for k, d in
+                                                  enumerate(out_plan)], out_dtype.name, written=True), "slow", {})
+    for got, want in zip(given_dims, out_dims):
+        em.check(em.cmp("i64", got, want), "slow")
+    gdata = em.load(given, OFF_DATA, "ptr")
+    gbytes = _emit_nbytes(em, out_dims, out_dtype.itemsize)
+    for i in nbytes:
+        _emit_no_overlap(em, gdata, gbytes, data[i], nbytes[i], "slow")
+    em.lines.append("  br label %run_given")
+    return given
+
+
+def _emit_new_output(em: _Emitter, out_dims: list, out_dtype, empty_addr: int) -> str:
+    """Block ``alloc`` (no keywords): numpy allocates the output (``PyArray_Empty`` steals a reference to the
+    descriptor); branches to ``run_fresh`` with it, or to ``error`` when allocation failed."""
+    em.lines.append("alloc:")
+    nd = len(out_dims)
+    odims = em.tmp()
+    em.lines.append(f"  {odims} = alloca [{max(1, nd)} x i64], align 8")
+    for k, v in enumerate(out_dims):
+        a = em.tmp()
+        em.lines.append(f"  {a} = getelementptr inbounds [{max(1, nd)} x i64], ptr {odims}, i64 0, i64 {k}")
+        em.lines.append(f"  store i64 {v}, ptr {a}, align 8")
+    descr = em.tmp()
+    em.lines.append(f"  {descr} = inttoptr i64 {id(out_dtype)} to ptr")
+    rc = em.load(descr, OFF_REFCNT, "i64")
+    rc1 = em.tmp()
+    em.lines.append(f"  {rc1} = add i64 {rc}, 1")
+    em.lines.append(f"  store i64 {rc1}, ptr {descr}, align 8")
+    fn_empty, fresh = em.tmp(), em.tmp()
+    em.lines.append(f"  {fn_empty} = inttoptr i64 {empty_addr} to ptr")
+    em.lines.append(f"  {fresh} = call ptr {fn_empty}(i32 {nd}, ptr {odims}, ptr {descr}, i32 0)")
+    em.lines.append(f"  %isnull = icmp eq ptr {fresh}, null")
+    em.lines.append("  br i1 %isnull, label %error, label %run_fresh")
+    return fresh
 
 
 def _emit_nbytes(em: _Emitter, dims: list, itemsize: int) -> str:

@@ -15,6 +15,7 @@ import ctypes
 import functools
 import os
 
+from ..target import Target
 from .evaluator import TimeEvaluator
 from .jit import LoadedObject
 from .module_file import read_module_file, write_module_file
@@ -81,8 +82,6 @@ class Module:
     """A loaded set of compiled functions (one object file, one MCJIT engine)."""
 
     def __init__(self, object_code: bytes, metadata: dict, ll: str = ""):
-        from ..target import Target
-
         self.metadata = metadata
         self.target = Target.from_dict(metadata["target"])
         if not self.target.is_host_compatible():
@@ -147,7 +146,7 @@ class Module:
         if fmt in ("asm", "s"):
             if not self._ll:
                 raise ValueError("this module was built without its LLVM IR; rebuild to inspect assembly")
-            from ..codegen.llvm_compile import assembly
+            from ..codegen.llvm_compile import assembly  # on use: a loaded module runs without the compiler
 
             return assembly(self._ll, self.target)
         raise ValueError(f"unknown source format {fmt!r}; use 'll' or 'asm'")

@@ -32,10 +32,6 @@ class Instruction:
     def spec(self) -> "InstructionKind":
         return INSTRUCTION_KINDS[self.kind]
 
-    @property
-    def is_sampling(self) -> bool:
-        return self.spec.sampling
-
     def __repr__(self) -> str:
         return f"Instruction({self.kind}, inputs={list(self.inputs)!r}, attrs={list(self.attrs)!r}, " \
                f"outputs={len(self.outputs)})"

@@ -28,6 +28,7 @@ from .primitives import loop_transform as _loops
 from .primitives import query as _query
 from .primitives import reduction as _reduction
 from .random_variables import INLINE_MARK, ROOT_MARK, BlockRV, ComputeLocationMark, ExprRV, LoopRV, RandomVariable
+from .trace import Trace
 from .tree import find_block, find_loop
 
 
@@ -71,8 +72,6 @@ class Schedule:
 
     @property
     def trace(self):
-        from .trace import Trace
-
         return Trace(self._insts, self._decisions)
 
     def copy(self) -> "Schedule":

@@ -188,7 +188,7 @@ def _schedule_class():
     """``Schedule`` (imported on first use: ``schedule.py`` imports this module)."""
     global _SCHEDULE
     if _SCHEDULE is None:
-        from .schedule import Schedule
+        from .schedule import Schedule  # cycle: schedule.py imports this module
 
         _SCHEDULE = Schedule
     return _SCHEDULE

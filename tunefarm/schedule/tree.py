@@ -486,23 +486,3 @@ def _kept_shape(old_parent, new_parent, old_child, new_child) -> bool:
         return new_parent.block is new_child or new_parent.block is old_parent.block
     a, b = stmt_children(old_parent), stmt_children(new_parent)
     return len(a) == len(b) and all(x is y or (x is old_child and y is new_child) for x, y in zip(a, b))
-
-
-def replace_nodes(func: PrimFunc, mapping: dict) -> PrimFunc:
-    """Replace several statements at once (``old node -> new node``; identity match), sharing the rest."""
-
-    def rec(node):
-        if node in mapping:
-            return mapping[node]
-        kids = stmt_children(node)
-        if not kids:
-            return node
-        new = node
-        for k in kids:
-            nk = rec(k)
-            if nk is not k:
-                new = _replace_child(new, k, nk)
-        return new
-
-    # mapping keys are nodes; use identity dict semantics (nodes hash by identity)
-    return func.with_body(rec(func.body))

@@ -41,14 +41,12 @@ class ParseError(SyntaxError, ValueError):
 class Source:
     """Script text plus where it came from: file name and the line/column offsets of the snippet in it."""
 
-    def __init__(self, text: str, filename: str = "<script>", line_offset: int = 0, col_offset: int = 0,
-                 file_lines: list[str] | None = None):
+    def __init__(self, text: str, filename: str = "<script>", line_offset: int = 0, col_offset: int = 0):
         self.text = text
         self.filename = filename
         self.line_offset = line_offset  # snippet line 1 is file line 1 + line_offset
         self.col_offset = col_offset  # columns removed by dedent
         self.lines = text.splitlines()
-        self.file_lines = file_lines
 
     def parse(self) -> ast.Module:
         try:

@@ -15,6 +15,7 @@ from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.dtype import ALL_TYPES, check_dtype, is_float, is_int
 from .diagnostics import describe
+from .namespace import TIR_NAMES
 
 _PY_NUMBERS = (int, float, bool)
 
@@ -79,11 +80,9 @@ class ExprParser:
         raise self.src.error(node, f"expected a scalar expression, got {_what(v)} `{describe(node)}`",
                              "not-scalar")
 
-    def prim_expr(self, node, dtype_hint: str | None = None) -> E.PrimExpr:
+    def prim_expr(self, node) -> E.PrimExpr:
         v = self.prim(node)
-        if isinstance(v, E.PrimExpr):
-            return v
-        return literal_for(v, dtype_hint) if dtype_hint else default_literal(v)
+        return v if isinstance(v, E.PrimExpr) else default_literal(v)
 
     def index(self, node) -> E.PrimExpr:
         """An integer index / extent expression (Python ints become int32 literals)."""
@@ -267,8 +266,6 @@ class ExprParser:
             return self.typed_literal(tname, node)
         if tname in E.INTRINSICS:
             return self.intrinsic(tname, node)
-        from .namespace import TIR_NAMES
-
         if tname.split(".")[0] not in TIR_NAMES:
             raise self.src.error(node, f"T.{tname} is not part of the TensorIR script subset tunefarm supports",
                                  "unknown-" + tname)

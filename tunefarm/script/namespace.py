@@ -95,7 +95,7 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
         frame = sys._getframe(1)
         if _in_class_body(frame):
             return DeferredScriptFunction("tir.prim_func", f, {"private": private})
-        from .parser import parse_python_function
+        from .parser import parse_python_function  # cycle: parser imports this module
 
         return parse_python_function(f, "tir.prim_func", _caller_locals(frame), {"private": private})
 
@@ -105,7 +105,7 @@ def prim_func(func=None, *, private: bool = False, check_well_formed: bool = Tru
     frame = sys._getframe(1)
     if _in_class_body(frame):
         return DeferredScriptFunction("tir.prim_func", func, {"private": private})
-    from .parser import parse_python_function
+    from .parser import parse_python_function  # cycle: parser imports this module
 
     return parse_python_function(func, "tir.prim_func", _caller_locals(frame), {"private": private})
 
@@ -115,7 +115,7 @@ prim_func._script_key = "tir.prim_func"
 
 def ir_module(cls):
     """``@ir_module`` on a class whose methods are script functions: an ``IRModule`` of them."""
-    from .parser import parse_python_class
+    from .parser import parse_python_class  # cycle: parser imports this module
 
     frame = sys._getframe(1)
     return parse_python_class(cls, _caller_locals(frame), frame.f_lineno)

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import ast
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from typing import Callable
+
+import tunefarm
 
 from ..ir.module import IRModule
 from .diagnostics import ParseError, Source, describe
@@ -246,8 +249,6 @@ def _import_aliases(src: Source, node) -> dict:
             if root == "tvm":
                 out[a.asname or "tvm"] = TVM_COMPAT
             else:
-                import tunefarm
-
                 out[a.asname or "tunefarm"] = tunefarm
         return out
     mod = node.module or ""
@@ -278,14 +279,10 @@ def from_source(text: str, name: str | None = None, filename: str = "<script>", 
     """Parse script text (one ``@T.prim_func`` or ``@ir_module`` class, e.g. a printed program) without
     executing anything. ``name`` picks one definition when the text has several; ``constants`` supplies
     outer Python names (plain data only)."""
-    import textwrap
-
     if not isinstance(text, str):
         raise TypeError(f"from_source expects a string, got {type(text).__name__}")
     src = Source(textwrap.dedent(text), filename)
     tree = src.parse()
-    import tunefarm
-
     scope = {"tunefarm": tunefarm, **DEFAULT_ALIASES}
     for k, v in (constants or {}).items():
         if plain_constant(v) is _MISSING:

@@ -173,7 +173,7 @@ def reduction_bound_vars(func_or_stmt) -> set:
     """Every variable used in a binding of a reduction iteration variable, in one walk.
 
     A loop variable only appears in bindings of blocks below its loop, so a loop is data parallel exactly
-    when its variable is not in this set (what ``loop_is_data_parallel`` checks one loop at a time).
+    when its variable is not in this set.
     """
     out: set = set()
     for n, _ in iter_block_realizes(func_or_stmt.body if isinstance(func_or_stmt, PrimFunc) else func_or_stmt):
@@ -181,11 +181,6 @@ def reduction_bound_vars(func_or_stmt) -> set:
             if iv.iter_type == "R":
                 out.update(vars_in(value))
     return out
-
-
-def loop_is_data_parallel(loop: S.For) -> bool:
-    """No block below the loop binds its variable into a reduction iteration variable."""
-    return not any("R" in binding_kinds(r).get(loop.loop_var, ()) for r, _ in iter_block_realizes(loop.body))
 
 
 def _reads(blk: S.Block) -> list:

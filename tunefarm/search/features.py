@@ -283,53 +283,49 @@ STORE_FEATURES = ("log_float_ops", "log_int_ops", "log_total_flop", "log_iterati
 STORE_LEN = (len(STORE_FEATURES) + N_BUFFERS * len(ACCESS_FEATURES) + N_CURVE + N_FOOTPRINT)
 
 
-def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarray, float]:
-    loops = [lp for lp in st.loops if lp.extent > 1]
-    iters = 1.0
-    for lp in loops:
-        iters *= lp.extent
-    n = len(loops)
-    innermost = loops[-1] if loops else None
-    vec_ext = 1.0
-    unr_ext = 1.0
-    par_ext = 1.0
-    n_par = 0
-    step = 0
-    for lp in loops:
-        if lp.kind == "vectorized":
-            vec_ext *= lp.extent
-        elif lp.kind == "unrolled":
-            unr_ext *= lp.extent
-        elif lp.kind == "parallel":
-            par_ext *= lp.extent
-            n_par += 1
-        step = max(step, lp.unroll_step)
-    for lp in st.loops:
-        step = max(step, lp.unroll_step)
-    # iterations covered by automatic unrolling: the largest innermost suffix whose trip count fits the step
-    auto_unrolled = 1.0
-    if step:
-        prod = 1.0
-        for lp in reversed(loops):
-            if lp.kind == "parallel" or prod * lp.extent > step:
-                break
-            prod *= lp.extent
-        auto_unrolled = prod
-    imbalance = 0.0
-    if par_ext > 1:
-        chunks = math.ceil(par_ext / n_cores)
-        imbalance = chunks * n_cores / par_ext - 1.0
-    flop = (st.float_ops or (1 if st.is_init else 0)) * iters
-    writes_local = 1.0 if st.accesses[0].buffer.scope == "local" else 0.0
+class _LoopShape:
+    """What the loops around a store add up to: trip counts by loop kind, unrolling, parallel balance."""
 
-    # accesses: merge per buffer (the written one first, then reads by bytes)
+    def __init__(self, st: _Store, loops: list[_Loop], n_cores: int):
+        self.vec_ext = self.unr_ext = self.par_ext = 1.0
+        self.n_par = 0
+        step = 0
+        for lp in loops:
+            if lp.kind == "vectorized":
+                self.vec_ext *= lp.extent
+            elif lp.kind == "unrolled":
+                self.unr_ext *= lp.extent
+            elif lp.kind == "parallel":
+                self.par_ext *= lp.extent
+                self.n_par += 1
+        for lp in st.loops:
+            step = max(step, lp.unroll_step)
+        self.step = step
+        # iterations covered by automatic unrolling: the largest innermost suffix whose trip count fits the step
+        self.auto_unrolled = 1.0
+        if step:
+            prod = 1.0
+            for lp in reversed(loops):
+                if lp.kind == "parallel" or prod * lp.extent > step:
+                    break
+                prod *= lp.extent
+            self.auto_unrolled = prod
+        self.imbalance = 0.0
+        if self.par_ext > 1:
+            chunks = math.ceil(self.par_ext / n_cores)
+            self.imbalance = chunks * n_cores / self.par_ext - 1.0
+
+
+def _buffer_rows(st: _Store, loops: list[_Loop], iters: float) -> tuple[list, list[float], float, float]:
+    """The store's accesses merged per buffer, the written one first, then reads by bytes touched:
+    ``(buffer, accesses, shape, item size, distinct bytes, bytes touched)`` rows; the distinct bytes of all
+    buffers under ``loops[d:]`` for each depth ``d``; and the bytes touched and distinct bytes of all buffers."""
     per_buf: "OrderedDict" = OrderedDict()
     for a in st.accesses:
         per_buf.setdefault(a.buffer, []).append(a)
-    buf_rows = []
-    total_bytes = 0.0
-    total_unique = 0.0
-    fp_by_depth = [0.0] * (len(loops) + 1)  # distinct bytes of all buffers under loops[d:]
+    rows = []
+    fp_by_depth = [0.0] * (len(loops) + 1)
+    total_bytes = total_unique = 0.0
     for buf, accs in per_buf.items():
         shape = _shape(buf)
         isz = nbytes(buf.dtype)
@@ -337,58 +333,63 @@ def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarr
         per_depth = [max(f[d] for f in fps) * isz for d in range(len(loops) + 1)]
         for d, v in enumerate(per_depth):
             fp_by_depth[d] += v
-        uniq = per_depth[0]
-        nbytes_touched = iters * isz * len(accs)
-        total_bytes += nbytes_touched
-        total_unique += uniq
-        buf_rows.append((buf, accs, shape, isz, uniq, nbytes_touched))
+        touched = iters * isz * len(accs)
+        total_bytes += touched
+        total_unique += per_depth[0]
+        rows.append((buf, accs, shape, isz, per_depth[0], touched))
     written = st.accesses[0].buffer
-    buf_rows.sort(key=lambda r: (r[0] is not written, -r[5]))
+    rows.sort(key=lambda r: (r[0] is not written, -r[5]))
+    return rows, fp_by_depth, total_bytes, total_unique
 
-    access_feats = []
-    for buf, accs, shape, isz, uniq, touched in buf_rows[:N_BUFFERS]:
-        a = accs[0]
-        stride_in = _flat_stride(a, innermost.var, shape) if innermost else 0.0
-        min_stride = 0.0
-        min_depth = 0.0
-        for depth in range(n - 1, -1, -1):
-            s_ = _flat_stride(a, loops[depth].var, shape)
-            if s_ > 0:
-                min_stride, min_depth = s_, float(n - depth)
-                break
-        contiguous = 0.0
-        for lp in loops:
-            if lp.kind == "vectorized":
-                s_ = _flat_stride(a, lp.var, shape)
-                contiguous = 1.0 if s_ == 1 else (0.5 if s_ == 0 else 0.0)
-        last_shape = shape[-1] if shape else 1
-        if a.dims:
-            elems = uniq / isz
-            last = _distinct_elems(_Access(buf, [a.dims[-1]], False), loops, [last_shape])
-            rows = elems / max(1.0, last)
-            lines = rows * math.ceil(last * isz / CACHE_LINE) if a.dims[-1].coef else rows
-        else:
-            lines = 1.0
-        # reuse: the innermost loop whose variable the access ignores
-        reuse_dist = reuse_count = 0.0
-        inner_iters = 1.0
-        for depth in range(n - 1, -1, -1):
-            lp = loops[depth]
-            if all(not d.coef.get(lp.var) for d in a.dims):
-                reuse_dist, reuse_count = inner_iters, float(lp.extent)
-                break
-            inner_iters *= lp.extent
-        access_feats.append([
-            1.0 if any(x.is_write for x in accs) else 0.0,
-            1.0 if any(not x.is_write for x in accs) else 0.0,
-            1.0 if buf.scope == "local" else 0.0,
-            _log(touched), _log(uniq), _log(lines), _log(touched / max(uniq, 1.0)),
-            min(stride_in, 1e6), _log(stride_in), contiguous, _log(reuse_dist), _log(reuse_count),
-            _log(min_stride), min_depth])
-    while len(access_feats) < N_BUFFERS:
-        access_feats.append([0.0] * len(ACCESS_FEATURES))
 
-    # arithmetic-intensity curve and footprints of the innermost loops
+def _access_features(row: tuple, loops: list[_Loop]) -> list[float]:
+    """``ACCESS_FEATURES`` of one buffer row of ``_buffer_rows``: strides, cache lines and reuse of its first access."""
+    buf, accs, shape, isz, uniq, touched = row
+    n = len(loops)
+    a = accs[0]
+    stride_in = _flat_stride(a, loops[-1].var, shape) if loops else 0.0
+    min_stride = 0.0
+    min_depth = 0.0
+    for depth in range(n - 1, -1, -1):
+        s_ = _flat_stride(a, loops[depth].var, shape)
+        if s_ > 0:
+            min_stride, min_depth = s_, float(n - depth)
+            break
+    contiguous = 0.0
+    for lp in loops:
+        if lp.kind == "vectorized":
+            s_ = _flat_stride(a, lp.var, shape)
+            contiguous = 1.0 if s_ == 1 else (0.5 if s_ == 0 else 0.0)
+    last_shape = shape[-1] if shape else 1
+    if a.dims:
+        elems = uniq / isz
+        last = _distinct_elems(_Access(buf, [a.dims[-1]], False), loops, [last_shape])
+        rows = elems / max(1.0, last)
+        lines = rows * math.ceil(last * isz / CACHE_LINE) if a.dims[-1].coef else rows
+    else:
+        lines = 1.0
+    # reuse: the innermost loop whose variable the access ignores
+    reuse_dist = reuse_count = 0.0
+    inner_iters = 1.0
+    for depth in range(n - 1, -1, -1):
+        lp = loops[depth]
+        if all(not d.coef.get(lp.var) for d in a.dims):
+            reuse_dist, reuse_count = inner_iters, float(lp.extent)
+            break
+        inner_iters *= lp.extent
+    return [
+        1.0 if any(x.is_write for x in accs) else 0.0,
+        1.0 if any(not x.is_write for x in accs) else 0.0,
+        1.0 if buf.scope == "local" else 0.0,
+        _log(touched), _log(uniq), _log(lines), _log(touched / max(uniq, 1.0)),
+        min(stride_in, 1e6), _log(stride_in), contiguous, _log(reuse_dist), _log(reuse_count),
+        _log(min_stride), min_depth]
+
+
+def _intensity_curve(st: _Store, loops: list[_Loop], fp_by_depth: list[float]) -> tuple[np.ndarray, list[float]]:
+    """The arithmetic-intensity curve (``N_CURVE`` points from the outermost loop in) and the distinct bytes
+    under the innermost 1..``N_FOOTPRINT`` loops."""
+    n = len(loops)
     curve_pts = []
     footprints = []
     suffix_iters = [1.0] * (n + 1)
@@ -404,6 +405,26 @@ def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarr
     fp = [0.0] * N_FOOTPRINT
     for k, v in footprints:
         fp[k - 1] = v
+    return curve, fp
+
+
+def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarray, float]:
+    """The ``STORE_LEN`` features of one store (``STORE_FEATURES``, then ``ACCESS_FEATURES`` per buffer slot,
+    the intensity curve and the footprints), and the FLOP it performs."""
+    loops = [lp for lp in st.loops if lp.extent > 1]
+    iters = 1.0
+    for lp in loops:
+        iters *= lp.extent
+    n = len(loops)
+    innermost = loops[-1] if loops else None
+    shape = _LoopShape(st, loops, n_cores)
+    flop = (st.float_ops or (1 if st.is_init else 0)) * iters
+    writes_local = 1.0 if st.accesses[0].buffer.scope == "local" else 0.0
+    buf_rows, fp_by_depth, total_bytes, total_unique = _buffer_rows(st, loops, iters)
+    access_feats = [_access_features(row, loops) for row in buf_rows[:N_BUFFERS]]
+    while len(access_feats) < N_BUFFERS:
+        access_feats.append([0.0] * len(ACCESS_FEATURES))
+    curve, fp = _intensity_curve(st, loops, fp_by_depth)
     micro = _micro_kernel(st, loops)
     local_elems = 0.0
     for buf, *_ in buf_rows:
@@ -415,9 +436,10 @@ def _store_vector(st: _Store, n_cores: int, local_tiles: dict) -> tuple[np.ndarr
         _log(innermost.extent if innermost else 1),
         1.0 if innermost is not None and innermost.kind == "vectorized" else 0.0,
         1.0 if innermost is not None and innermost.kind == "unrolled" else 0.0,
-        _log(vec_ext), _log(unr_ext), _log(par_ext), float(n_par),
-        1.0 if loops and loops[0].kind == "parallel" else 0.0, imbalance,
-        _log(step), _log(auto_unrolled), 1.0 if st.is_init else 0.0, 1.0 if st.in_reduction_block else 0.0,
+        _log(shape.vec_ext), _log(shape.unr_ext), _log(shape.par_ext), float(shape.n_par),
+        1.0 if loops and loops[0].kind == "parallel" else 0.0, shape.imbalance,
+        _log(shape.step), _log(shape.auto_unrolled), 1.0 if st.is_init else 0.0,
+        1.0 if st.in_reduction_block else 0.0,
         writes_local, _log(local_elems), _log(total_bytes), _log(total_unique),
         flop / max(total_unique, 1.0)] + micro
     out = np.concatenate([np.asarray(head), np.asarray(access_feats).ravel(), np.log2(1.0 + curve), np.asarray(fp)])

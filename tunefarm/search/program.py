@@ -23,7 +23,7 @@ def design_part(trace: Trace) -> Trace:
 class Program:
     """One candidate program of a task (not necessarily measured)."""
 
-    __slots__ = ("design", "sch", "hash", "_json", "features", "score", "score_version")
+    __slots__ = ("design", "sch", "hash", "_json", "features", "score")
 
     def __init__(self, design: Trace, sch: Schedule, hash_: str):
         self.design = design
@@ -31,8 +31,7 @@ class Program:
         self.hash = hash_
         self._json = None
         self.features = None
-        self.score = None          # predicted goodness (higher is better) ...
-        self.score_version = -1    # ... by this version of the cost model
+        self.score = None          # predicted goodness (higher is better)
 
     @property
     def func(self) -> PrimFunc:

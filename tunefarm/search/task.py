@@ -10,7 +10,9 @@ import collections
 import random
 
 from ..ir.function import PrimFunc
+from ..ir.structural import workload_key
 from ..schedule import ScheduleError, Trace
+from ..te.flop import estimate_flop
 from .errors import SearchError
 from .postprocs import PostprocError, apply_postprocs
 from .program import Program, decisions_key, program_hash
@@ -22,8 +24,6 @@ class TuneTask:
 
     def __init__(self, name: str, func: PrimFunc, space: SpaceGenerator, postprocs, weight: float = 1.0,
                  seed: int = 0, key: str | None = None, flop: float | None = None):
-        from ..ir.structural import workload_key
-
         if not isinstance(func, PrimFunc):
             raise TypeError(f"task {name!r}: expected a PrimFunc, got {type(func).__name__}")
         self.name = name
@@ -32,8 +32,6 @@ class TuneTask:
         self.postprocs = list(postprocs)
         self.key = key or workload_key(func)
         if flop is None:
-            from ..te.flop import estimate_flop
-
             try:
                 flop = float(estimate_flop(func))
             except Exception:  # noqa: BLE001 - FLOP counts are informative only

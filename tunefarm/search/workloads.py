@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .. import te
 from ..ir.function import PrimFunc
 from ..ir.module import IRModule
 from .errors import SearchError
@@ -25,8 +26,6 @@ class WorkloadError(ValueError):
 
 
 def _matmul(m: int, n: int, k: int) -> PrimFunc:
-    from .. import te
-
     A = te.placeholder((m, k), name="A", dtype="float32")
     B = te.placeholder((k, n), name="B", dtype="float32")
     r = te.reduce_axis((0, k), name="k")
@@ -35,8 +34,6 @@ def _matmul(m: int, n: int, k: int) -> PrimFunc:
 
 
 def _dense_relu(n_in: int, n_out: int, batch: int) -> PrimFunc:
-    from .. import te
-
     x = te.placeholder((batch, n_in), name="X", dtype="float32")
     w = te.placeholder((n_out, n_in), name="W", dtype="float32")
     b = te.placeholder((n_out,), name="B", dtype="float32")
@@ -44,8 +41,6 @@ def _dense_relu(n_in: int, n_out: int, batch: int) -> PrimFunc:
 
 
 def _conv2d(n, c, h, w, f, kh, kw, stride, pad) -> PrimFunc:
-    from .. import te
-
     data = te.placeholder((n, c, h, w), name="data", dtype="float32")
     weight = te.placeholder((f, c, kh, kw), name="weight", dtype="float32")
     out = te.ops.conv2d(data, weight, stride=stride, padding=pad)
@@ -53,8 +48,6 @@ def _conv2d(n, c, h, w, f, kh, kw, stride, pad) -> PrimFunc:
 
 
 def _elementwise(kind: str, n: int) -> PrimFunc:
-    from .. import te
-
     A = te.placeholder((n, n), name="A", dtype="float32")
     if kind == "add":
         B = te.placeholder((n, n), name="B", dtype="float32")
@@ -91,11 +84,10 @@ def as_prim_func(func, what: str = "workload") -> PrimFunc:
     if isinstance(func, PrimFunc):
         return func
     if isinstance(func, IRModule):
+        main = func.main_prim_func()
+        if main is not None:
+            return main
         prims = func.prim_funcs()
-        if "main" in prims:
-            return prims["main"]
-        if len(prims) == 1:
-            return next(iter(prims.values()))
         raise SearchError(f"{what}: the module has {len(prims)} prim funcs ({', '.join(prims) or 'none'}); "
                           "pass one of them (or name it 'main')")
     raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")
@@ -113,8 +105,6 @@ def _as_workload(obj, what: str) -> PrimFunc:
     if isinstance(obj, IRModule):
         return as_prim_func(obj, what)
     if isinstance(obj, (list, tuple)) and obj:
-        from .. import te
-
         if all(isinstance(t, te.Tensor) for t in obj):
             return te.create_prim_func(list(obj))
     raise WorkloadError(f"{what} is a {type(obj).__name__}, not a PrimFunc, an IRModule or a list of te tensors")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 
 from ..ir import expr as E
+from ..ir.dtype import check_dtype
 from ..ir.stmt import Range
 from .reduce import Reduce
 from .tensor import Axis, ComputeOp, PlaceholderOp, Tensor, TensorBuffer, dim_expr, normalize_shape
@@ -21,8 +22,6 @@ def size_var(name: str = "n", dtype: str = "int32") -> E.Var:
 
 def placeholder(shape, dtype: str = "float32", name: str = "placeholder") -> Tensor:
     """An input tensor of the program."""
-    from ..ir.dtype import check_dtype
-
     return Tensor(shape, check_dtype(dtype), PlaceholderOp(name), name)
 
 

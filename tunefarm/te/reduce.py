@@ -11,6 +11,7 @@ import numpy as np
 
 from ..ir import expr as E
 from ..ir.dtype import is_float
+from ..ir.printer import expr_to_str
 from .tensor import Axis
 
 
@@ -92,8 +93,6 @@ class Reduce(E.PrimExpr):
         self.dtype = self.source.dtype
 
     def __repr__(self) -> str:
-        from ..ir.printer import expr_to_str
-
         names = ", ".join(a.name for a in self.axis)
         return f"{self.combiner.name}({expr_to_str(self.source)}, axis=[{names}])"
 

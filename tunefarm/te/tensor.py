@@ -94,6 +94,13 @@ def index_expr(i, dtype: str) -> E.PrimExpr:
     raise TypeError(f"tensor index must be an int or an integer expression, got {i!r}")
 
 
+def _elementwise():
+    """The broadcasting operators of ``te.ops.elementwise``, which build tensors of this module."""
+    from .ops import elementwise  # cycle: te.ops.elementwise imports this module
+
+    return elementwise
+
+
 class Tensor:
     """A named, typed, shaped value of a tensor-expression program. Identity is the tensor."""
 
@@ -125,32 +132,25 @@ class Tensor:
 
     # elementwise arithmetic between tensors dispatches to the broadcasting operator library, as in TVM
     def __add__(self, other):
-        from .ops.elementwise import add
-        return add(self, other)
+        return _elementwise().add(self, other)
 
     def __radd__(self, other):
-        from .ops.elementwise import add
-        return add(other, self)
+        return _elementwise().add(other, self)
 
     def __sub__(self, other):
-        from .ops.elementwise import subtract
-        return subtract(self, other)
+        return _elementwise().subtract(self, other)
 
     def __rsub__(self, other):
-        from .ops.elementwise import subtract
-        return subtract(other, self)
+        return _elementwise().subtract(other, self)
 
     def __mul__(self, other):
-        from .ops.elementwise import multiply
-        return multiply(self, other)
+        return _elementwise().multiply(self, other)
 
     def __rmul__(self, other):
-        from .ops.elementwise import multiply
-        return multiply(other, self)
+        return _elementwise().multiply(other, self)
 
     def __truediv__(self, other):
-        from .ops.elementwise import divide
-        return divide(self, other)
+        return _elementwise().divide(self, other)
 
     __hash__ = object.__hash__
 

@@ -37,7 +37,7 @@ from ..search.task import TuneTask
 from ..search.task_scheduler import TaskState
 from ..search.task_scheduler import create as create_task_scheduler
 from ..search.workloads import as_prim_func, as_workload
-from ..target import Target
+from ..target import Target, as_target
 from .job import TuningJob
 from .job_task import JobTask
 from .warm_start import warm_start
@@ -98,7 +98,7 @@ class TuneResult:
 def resolve_target(target, farm=None):
     if target is None:
         return farm.target if farm is not None else Target.host()
-    return target if isinstance(target, Target) else Target(target)
+    return as_target(target)
 
 
 def job_database(database) -> TraceDatabase:

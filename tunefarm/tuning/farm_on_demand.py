@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..farm import FarmError, check_arguments, create
-from ..target import Target
+from ..target import Target, as_target
 
 
 class FarmOnDemand:
@@ -104,7 +104,7 @@ def farm_on_demand(kind: str = "ray", target=None, workers: int | None = None,
     Arguments are checked now, so bad ones fail before anything starts.
     """
     check_arguments(kind, workers, ray_address)
-    known = None if target is None else Target(target)
+    known = None if target is None else as_target(target)
     if kind == "ray" and known is None and ray_address is None and not _ray_connected():
         known = Target.host()  # a private local Ray: its only node is this machine
     elif kind == "local":

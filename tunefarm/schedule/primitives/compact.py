@@ -32,7 +32,7 @@ from ...ir.buffer import Buffer
 from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, substitute
 from ...ir.stmt_functor import StmtVisitor, iter_stmts
-from ..tree import loop_bounds
+from ..tree import find_loop, loop_bounds, replace_path
 from . import dataflow as D
 
 
@@ -275,7 +275,6 @@ def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer, infer_regions: boo
     sites = _collect_sites(owner, buf)
     if not sites:
         return func
-    root = func.root_block
     prefix = _common_prefix(sites)
     if prefix:
         box = _box(sites, prefix, buf)
@@ -304,8 +303,6 @@ def _compact_one(func: PrimFunc, owner: S.Block, buf: Buffer, infer_regions: boo
 
 def _wrap_loop_body(func: PrimFunc, loop_var: E.Var, buf: Buffer) -> PrimFunc:
     """Allocate ``buf`` in an opaque block directly under the loop (reusing one that is already there)."""
-    from ..tree import find_loop, replace_path
-
     path = find_loop(func, loop_var, "compact_buffer_allocations")
     loop = path[-1]
     body = loop.body

@@ -177,9 +177,31 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     cblk = realize.block
     _check_spatial(cblk, prim)
     cstore = _single_store(cblk, prim)
-    scope = enclosing_block(path)
-    info = D.ScopeInfo(func, scope)
+    info = D.ScopeInfo(func, enclosing_block(path))
     me = info.site(realize)
+    buf, prod, pstore = _sole_producer(func, info, me, cstore, block, prim)
+    first = _consumer_indices(cstore, buf, cblk, block, prim)
+    _check_one_to_one(first, pstore, prod, cblk, buf, block, prim)
+    _check_nothing_between(info, me, prod, buf, block, prim)
+    vmap = dict(zip(first, pstore.indices))
+
+    class _Fold(IRMutator):
+        def visit_BufferLoad(self, n):
+            if n.buffer is buf:
+                return pstore.value
+            return self.generic_visit(n)
+
+    value = _Simplify().visit(substitute(_Fold().visit(cstore.value), vmap))
+    indices = tuple(simplify(substitute(i, vmap)) for i in cstore.indices)
+    new_pblock = D.with_inferred_regions(prod.block.replace(body=S.BufferStore(cstore.buffer, value, indices)))
+    func, mapping = replace_path_tracked(func, prod.path, prod.realize.replace(block=new_pblock))
+    func = D.remove_block_at(func, D.path_after_edit(func, path, mapping))
+    return _drop_allocation(func, buf)
+
+
+def _sole_producer(func: PrimFunc, info, me, cstore: S.BufferStore, block: str, prim: str):
+    """``(buffer, producer site, producer's store)``: the one intermediate buffer the consumer reads, written by
+    one spatial block before it that the consumer is the only reader of."""
     produced = []
     for buf in me.reads:
         if buf is cstore.buffer:
@@ -207,6 +229,12 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     if others or any(r.buffer is buf for r in prod.block.reads):
         raise ScheduleError(prim, f"buffer {buf.name!r} is also read by {others or [prod.name]}; it must have "
                                   f"{block!r} as its only consumer")
+    return buf, prod, pstore
+
+
+def _consumer_indices(cstore: S.BufferStore, buf, cblk: S.Block, block: str, prim: str) -> tuple:
+    """The indices at which the consumer loads ``buf``: the same at every load, each a distinct iteration
+    variable of the consumer, and all of them used."""
     loads = D.loads_of(cstore.value, buf)
     if not loads:
         raise ScheduleError(prim, f"block {block!r} does not load {buf.name!r} in the value it stores")
@@ -222,6 +250,11 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     if set(cvars) - set(first):
         raise ScheduleError(prim, f"block {block!r} has iteration variables that do not index {buf.name!r}, so "
                                   "its iterations are not one-to-one with the producer's")
+    return first
+
+
+def _check_one_to_one(first: tuple, pstore: S.BufferStore, prod, cblk: S.Block, buf, block: str, prim: str) -> None:
+    """Consumer and producer each cover all of ``buf``, dimension by dimension."""
     pdoms = {iv.var: (iv.dom.min, simplify(sub_int(add_int(iv.dom.min, iv.dom.extent), 1)))
              for iv in prod.block.iter_vars}
     civ = {iv.var: iv for iv in cblk.iter_vars}
@@ -234,6 +267,11 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
         if r is None or not (_is_zero(r[0]) and _is_zero(sub_int(r[1], sub_int(ext, 1)))):
             raise ScheduleError(prim, f"producer {prod.name!r} does not write all of {buf.name!r} along "
                                       f"dimension {d}")
+
+
+def _check_nothing_between(info, me, prod, buf, block: str, prim: str) -> None:
+    """No block between producer and consumer touches what the consumer reads (besides ``buf``) or writes:
+    the consumer's work is about to move up into the producer."""
     rest = me.reads - {buf}
     for x in info.sites:
         if x is me or x is prod or not (prod.order < x.order < me.order):
@@ -241,20 +279,6 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
         if x.writes & rest or x.writes & me.writes or x.reads & me.writes:
             raise ScheduleError(prim, f"block {x.name!r} between {prod.name!r} and {block!r} accesses buffers "
                                       f"{block!r} reads or writes, so it cannot move into the producer")
-    vmap = dict(zip(first, pstore.indices))
-
-    class _Fold(IRMutator):
-        def visit_BufferLoad(self, n):
-            if n.buffer is buf:
-                return pstore.value
-            return self.generic_visit(n)
-
-    value = _Simplify().visit(substitute(_Fold().visit(cstore.value), vmap))
-    indices = tuple(simplify(substitute(i, vmap)) for i in cstore.indices)
-    new_pblock = D.with_inferred_regions(prod.block.replace(body=S.BufferStore(cstore.buffer, value, indices)))
-    func, mapping = replace_path_tracked(func, prod.path, prod.realize.replace(block=new_pblock))
-    func = D.remove_block_at(func, D.path_after_edit(func, path, mapping))
-    return _drop_allocation(func, buf)
 
 
 def _is_zero(e) -> bool:
@@ -426,7 +450,8 @@ def _common_checks(func, block, loop, prim):
     return bpath, lpath, node, info, info.site(bpath[-1])
 
 
-def _plan_compute_at(func, block, loop, preserve_unit_loops, prim="compute_at") -> _Move:
+def _plan_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
+    prim = "compute_at"
     bpath, lpath, L, info, me = _common_checks(func, block, loop, prim)
     for buf in me.writes:
         if D.is_param(func, buf):
@@ -505,7 +530,8 @@ def compute_at_candidates(func: PrimFunc, block: str) -> list[E.Var]:
     return out
 
 
-def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops, prim="reverse_compute_at") -> _Move:
+def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
+    prim = "reverse_compute_at"
     bpath, lpath, L, info, me = _common_checks(func, block, loop, prim)
     if info.order[L] > me.order:
         raise ScheduleError(prim, f"loop {loop.name!r} comes after block {block!r}; reverse_compute_at moves a "

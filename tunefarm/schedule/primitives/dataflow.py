@@ -21,12 +21,12 @@ from ...ir.arith import add_int, const_bound, mul_int, simplified_bound, simplif
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
-from ...ir.functor import IRVisitor, collect_buffer_accesses, substitute, uses_var
+from ...ir.functor import IRVisitor, collect_buffer_accesses, collect_vars, substitute, uses_var
 from ...ir.memo import NodeCache
 from ...ir.regions import infer_block_regions
 from ...ir.stmt_functor import iter_block_realizes, stmt_children
 from ..error import ScheduleError
-from ..tree import func_index, map_path, path_of, replace_path
+from ..tree import find_block, find_loop, func_index, map_path, path_of, replace_path
 
 Interval = tuple  # (lo_expr, hi_expr), inclusive
 
@@ -251,19 +251,6 @@ def loop_interval(loop: S.For, relax: dict, bounds: dict | None = None) -> Inter
     return (simplify(lo[0], bounds), simplify(hi[1], bounds))
 
 
-def int_bounds_of(relax: dict, bounds: dict | None = None) -> dict:
-    """Integer bounds of the relaxed variables whose intervals are constant (for simplification)."""
-    out = dict(bounds or {})
-    for v, (lo, hi) in relax.items():
-        if isinstance(lo, E.IntImm) and isinstance(hi, E.IntImm):
-            out[v] = (lo.value, hi.value)
-        else:
-            lb, hb = const_bound(lo, out), const_bound(hi, out)
-            if lb is not None and hb is not None:
-                out[v] = (lb[0], hb[1])
-    return out
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Regions
 # ----------------------------------------------------------------------------------------------------------
@@ -417,8 +404,6 @@ class ScopeInfo:
 
 def block_path(func: PrimFunc, name: str, primitive: str):
     """Path of a block by name, refusing the root block (it cannot be moved, inlined or cached)."""
-    from ..tree import find_block
-
     if not isinstance(name, str):
         raise ScheduleError(primitive, f"expected a block name (str), got {type(name).__name__}")
     if not (isinstance(func.body, S.BlockRealize) and func.body.block.name == "root"):
@@ -430,8 +415,6 @@ def block_path(func: PrimFunc, name: str, primitive: str):
 
 
 def loop_path(func: PrimFunc, loop, primitive: str):
-    from ..tree import find_loop
-
     if not isinstance(loop, E.Var):
         raise ScheduleError(primitive, f"expected a loop variable, got {type(loop).__name__}")
     return find_loop(func, loop, primitive)
@@ -439,11 +422,6 @@ def loop_path(func: PrimFunc, loop, primitive: str):
 
 def is_param(func: PrimFunc, buf: Buffer) -> bool:
     return any(p is buf for p in func.params)
-
-
-def all_buffer_names(func: PrimFunc) -> set:
-    """Names of the parameters, blocks and allocated buffers of ``func``."""
-    return set(func_index(func).names(func))
 
 
 def fresh_name(func: PrimFunc, base: str, taken=()) -> str:
@@ -581,8 +559,6 @@ def expr_vars(e) -> list[E.Var]:
         elif isinstance(n, E.Cast):
             stack.append(n.value)
         else:
-            from ...ir.functor import collect_vars
-
             for v in collect_vars(n):
                 out.setdefault(v, None)
     return list(out)

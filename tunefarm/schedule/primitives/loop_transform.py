@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.arith import add_int, mul_int, simplify
+from ...ir.dtype import bits
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
 from ...ir.stmt_functor import StmtMutator
@@ -217,8 +218,6 @@ def split(func: PrimFunc, loop: E.Var, factors, preserve_unit_iters: bool = True
 # fuse
 # ----------------------------------------------------------------------------------------------------------
 def _widest(dtypes) -> str:
-    from ...ir.dtype import bits
-
     return max(dtypes, key=bits)
 
 

@@ -14,13 +14,15 @@ predicated off would never be initialized.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.arith import simplified_int, simplify, sub_int
 from ...ir.buffer import Buffer
 from ...ir.dtype import is_float
 from ...ir.function import PrimFunc
-from ...ir.functor import collect_vars, substitute, uses_var
+from ...ir.functor import binary, collect_vars, substitute, uses_var
 from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import (enclosing_block, find_block, find_loop, func_index, loops_above, map_path, replace_path,
@@ -167,16 +169,59 @@ def _match_reduction(prim: str, blk: S.Block):
 
 
 def _combine(op: str, acc: E.PrimExpr, val: E.PrimExpr, acc_first: bool) -> E.PrimExpr:
-    from ...ir.functor import binary
-
     return binary(op, acc, val) if acc_first else binary(op, val, acc)
+
+
+class _Reduction(NamedTuple):
+    """``C[i] = C[i] op rhs`` (``acc_first``) or ``C[i] = rhs op C[i]``: the store, ``op`` and ``rhs``."""
+
+    store: S.BufferStore
+    op: str
+    rhs: E.PrimExpr
+    acc_first: bool
 
 
 def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, str]:
     """Factor the reduction over ``loop`` into a new ``<block>_rf`` block; returns its name."""
     prim = "rfactor"
-    lpath = D.loop_path(func, loop, prim)
-    L = lpath[-1]
+    L, realize, kinds = _reduction_loop(func, loop, prim)
+    blk = realize.block
+    red = _Reduction(*_match_reduction(prim, blk))
+    out = red.store.buffer
+    if uses_var(blk.init, {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}):
+        raise ScheduleError(prim, f"the init of block {blk.name!r} uses reduction variables")
+    if D.mentions(L.extent, set(D.expr_vars(L.extent)) - set(func.symbolic_vars())):
+        raise ScheduleError(prim, f"the extent of loop {loop.name!r} depends on other loops; the rfactor "
+                                  "buffer needs a fixed size")
+    axis = _factor_axis(factor_axis, out, prim)
+    bpath = D.find_path_of(func, realize)
+    loops = loops_above(bpath)
+    scope, mine = _check_loop_nest(func, bpath, realize, loops, kinds, loop, prim)
+    rf_name = D.fresh_name(func, f"{blk.name}_rf")
+    rf_buf = Buffer(D.fresh_name(func, f"{out.name}_rf"),
+                    out.shape[:axis] + (L.extent,) + out.shape[axis:], out.dtype, out.scope)
+    rf_realize = _rfactor_block(rf_name, rf_buf, axis, realize, red, L, loops, kinds)
+    outer = set(D.outer_loop_vars(bpath, scope))
+    wb = _write_back(rf_buf, axis, realize, red, L, loops, kinds, outer)
+
+    old_scope_path = D.scope_realize_path(bpath, scope)
+    unique = scope.name not in func_index(func).duplicate_blocks
+    func, mapping = replace_path_tracked(func, bpath, rf_realize)
+    if mapping is not None and old_scope_path is not None and unique:
+        spath = map_path(old_scope_path, mapping)
+    else:
+        spath = find_block(func, scope.name, prim)
+    sblock = spath[-1].block
+    new_items = seq_items(sblock.body)
+    new_items.insert(mine + 1, wb)
+    sblock = sblock.replace(body=S.seq(new_items), alloc_buffers=sblock.alloc_buffers + (rf_buf,))
+    func = replace_path(func, spath, spath[-1].replace(block=sblock))
+    return func, rf_name
+
+
+def _reduction_loop(func: PrimFunc, loop: E.Var, prim: str) -> tuple[S.For, S.BlockRealize, dict]:
+    """The loop, the one reduction block with init bound to it, and that block's binding kinds per loop var."""
+    L = D.loop_path(func, loop, prim)[-1]
     bound = [r for r in blocks_under(L.body) if loop in D.binding_kinds(r)]
     if not bound:
         raise ScheduleError(prim, f"loop {loop.name!r} is not bound to any block's iteration variable")
@@ -190,22 +235,25 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
                                   f"{blk.name!r}; rfactor needs a reduction loop")
     if blk.init is None:
         raise ScheduleError(prim, f"block {blk.name!r} has no init; rfactor needs a reduction block with init")
-    store, op, rhs, acc_first = _match_reduction(prim, blk)
-    out = store.buffer
-    if uses_var(blk.init, {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}):
-        raise ScheduleError(prim, f"the init of block {blk.name!r} uses reduction variables")
-    if D.mentions(L.extent, set(D.expr_vars(L.extent)) - set(func.symbolic_vars())):
-        raise ScheduleError(prim, f"the extent of loop {loop.name!r} depends on other loops; the rfactor "
-                                  "buffer needs a fixed size")
+    return L, realize, kinds
+
+
+def _factor_axis(factor_axis, out: Buffer, prim: str) -> int:
+    """``factor_axis`` as a position in ``0..ndim`` of the rfactor buffer (negative ones count from the end)."""
     if isinstance(factor_axis, bool) or not isinstance(factor_axis, int):
         raise ScheduleError(prim, f"factor_axis must be an int, got {type(factor_axis).__name__}")
     ndim = len(out.shape)
     if not -(ndim + 1) <= factor_axis <= ndim:
         raise ScheduleError(prim, f"factor_axis {factor_axis} is out of range for the {ndim}-d buffer "
                                   f"{out.name!r} (allowed {-(ndim + 1)}..{ndim})")
-    axis = factor_axis + ndim + 1 if factor_axis < 0 else factor_axis
-    bpath = D.find_path_of(func, realize)
-    loops = loops_above(bpath)
+    return factor_axis + ndim + 1 if factor_axis < 0 else factor_axis
+
+
+def _check_loop_nest(func: PrimFunc, bpath: list, realize: S.BlockRealize, loops: list, kinds: dict,
+                     loop: E.Var, prim: str) -> tuple[S.Block, int]:
+    """Refuse loop nests rfactor cannot split; returns the enclosing scope block and the index of the scope's
+    child that holds the block (where the write-back goes after)."""
+    blk = realize.block
     for lp in loops:
         k = kinds.get(lp.loop_var, set())
         if "S" in k and "R" in k:
@@ -226,20 +274,23 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
         # entirely, the init of ``<block>_rf`` never runs and the write-back would add uninitialized memory
         raise ScheduleError(prim, f"the predicate of block {blk.name!r} depends on loop {loop.name!r} (a "
                                   "non-divisible split?); some partial results would never be initialized")
-    rf_name = D.fresh_name(func, f"{blk.name}_rf")
-    rf_buf = Buffer(D.fresh_name(func, f"{out.name}_rf"),
-                    out.shape[:axis] + (L.extent,) + out.shape[axis:], out.dtype, out.scope)
+    return scope, mine
 
-    # --- the rfactor block: loop becomes spatial, every other reduction loop gets its own variable ---
+
+def _rfactor_block(rf_name: str, rf_buf: Buffer, axis: int, realize: S.BlockRealize, red: _Reduction,
+                   L: S.For, loops: list, kinds: dict) -> S.BlockRealize:
+    """The ``<block>_rf`` block in the original nest: ``L`` becomes spatial, every other reduction loop gets
+    its own iteration variable, and partial results accumulate into ``rf_buf``."""
+    blk = realize.block
     r_loops = [lp for lp in loops if "R" in kinds.get(lp.loop_var, ())]
     loop_to_var = {lp.loop_var: E.Var(f"v{lp.loop_var.name}", lp.loop_var.dtype) for lp in r_loops}
-    rf_var = loop_to_var[loop]
+    rf_var = loop_to_var[L.loop_var]
     reduce_sub = {}
     for iv, value in zip(blk.iter_vars, realize.iter_values):
         if iv.iter_type == "R":
             reduce_sub[iv.var] = substitute(value, loop_to_var)
     rf_ivs = [S.IterVar(rf_var, S.Range(L.min, L.extent), "S")]
-    rf_values = [loop]
+    rf_values = [L.loop_var]
     for iv, value in zip(blk.iter_vars, realize.iter_values):
         if iv.iter_type == "S":
             rf_ivs.append(iv)
@@ -249,52 +300,45 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
             rf_ivs.append(S.IterVar(loop_to_var[lp.loop_var], S.Range(lp.min, lp.extent), "R"))
             rf_values.append(lp.loop_var)
     rf_pos = simplify(sub_int(rf_var, L.min))
-    rf_idx = store.indices[:axis] + (rf_pos,) + store.indices[axis:]
+    rf_idx = red.store.indices[:axis] + (rf_pos,) + red.store.indices[axis:]
     rf_load = E.BufferLoad(rf_buf, rf_idx)
-    rf_body = S.BufferStore(rf_buf, _combine(op, rf_load, substitute(rhs, reduce_sub), acc_first), rf_idx)
-    rf_init = S.BufferStore(rf_buf, _identity(op, out.dtype), rf_idx)
+    rf_body = S.BufferStore(rf_buf, _combine(red.op, rf_load, substitute(red.rhs, reduce_sub), red.acc_first),
+                            rf_idx)
+    rf_init = S.BufferStore(rf_buf, _identity(red.op, red.store.buffer.dtype), rf_idx)
     rf_block = D.with_inferred_regions(S.Block(rf_name, rf_ivs, (), (), rf_body, rf_init,
                                                annotations=blk.annotations))
-    rf_realize = S.BlockRealize(rf_values, realize.predicate, rf_block)
+    return S.BlockRealize(rf_values, realize.predicate, rf_block)
 
-    # --- the write-back: the original block reducing the partial results over a copy of ``loop`` ---
+
+def _write_back(rf_buf: Buffer, axis: int, realize: S.BlockRealize, red: _Reduction, L: S.For, loops: list,
+                kinds: dict, outer: set) -> S.Stmt:
+    """The original block reducing the partial results into its buffer, under copies of the spatial loops
+    and of ``L`` (``outer``: the loop variables outside the scope, which its predicate may keep using)."""
+    blk = realize.block
+    out = red.store.buffer
     lmap, copies = {}, []
     for lp in loops:
         if lp is L or "S" in kinds.get(lp.loop_var, ()):
             nv = E.Var(lp.loop_var.name, lp.loop_var.dtype)
             lmap[lp.loop_var] = nv
             copies.append((lp, nv))
-    wb_rf_var = E.Var(f"v{loop.name}", loop.dtype)
+    wb_rf_var = E.Var(f"v{L.loop_var.name}", L.loop_var.dtype)
     ivmap = {}
     wb_ivs = [S.IterVar(wb_rf_var, S.Range(L.min, L.extent), "R")]
-    wb_values = [lmap[loop]]
+    wb_values = [lmap[L.loop_var]]
     for iv, value in zip(blk.iter_vars, realize.iter_values):
         if iv.iter_type == "S":
             nv = iv.var.copy_with_name()
             ivmap[iv.var] = nv
             wb_ivs.append(S.IterVar(nv, iv.dom, "S"))
             wb_values.append(substitute(value, lmap))
-    out_idx = tuple(substitute(i, ivmap) for i in store.indices)
+    out_idx = tuple(substitute(i, ivmap) for i in red.store.indices)
     part_idx = out_idx[:axis] + (simplify(sub_int(wb_rf_var, L.min)),) + out_idx[axis:]
-    wb_body = S.BufferStore(out, _combine(op, E.BufferLoad(out, out_idx), E.BufferLoad(rf_buf, part_idx),
-                                          acc_first), out_idx)
+    wb_body = S.BufferStore(out, _combine(red.op, E.BufferLoad(out, out_idx), E.BufferLoad(rf_buf, part_idx),
+                                          red.acc_first), out_idx)
     wb_block = D.with_inferred_regions(S.Block(blk.name, wb_ivs, (), (), wb_body, substitute(blk.init, ivmap),
                                                annotations=blk.annotations))
-    outer = set(D.outer_loop_vars(bpath, scope))
     wb: S.Stmt = S.BlockRealize(wb_values, _restrict_predicate(realize.predicate, lmap, outer), wb_block)
     for lp, nv in reversed(copies):
         wb = S.For(nv, lp.min, lp.extent, "serial" if lp is L else lp.kind, wb)
-
-    old_scope_path = D.scope_realize_path(bpath, scope)
-    unique = scope.name not in func_index(func).duplicate_blocks
-    func, mapping = replace_path_tracked(func, bpath, rf_realize)
-    if mapping is not None and old_scope_path is not None and unique:
-        spath = map_path(old_scope_path, mapping)
-    else:
-        spath = find_block(func, scope.name, prim)
-    sblock = spath[-1].block
-    new_items = seq_items(sblock.body)
-    new_items.insert(mine + 1, wb)
-    sblock = sblock.replace(body=S.seq(new_items), alloc_buffers=sblock.alloc_buffers + (rf_buf,))
-    func = replace_path(func, spath, spath[-1].replace(block=sblock))
-    return func, rf_name
+    return wb

@@ -122,7 +122,7 @@ def max_pool2d(data: Tensor, pool_size, stride=None, padding=0, name: str = "poo
     sh, sw = _pair(stride if stride is not None else (kh, kw), "max_pool2d stride")
     ph, pw = _pair(padding, "max_pool2d padding")
     if min(kh, kw, sh, sw) < 1 or min(ph, pw) < 0:
-        raise ValueError(f"max_pool2d: pool/stride must be >= 1 and padding >= 0")
+        raise ValueError("max_pool2d: pool/stride must be >= 1 and padding >= 0")
     if ph * 2 > kh or pw * 2 > kw:
         raise ValueError(f"max_pool2d: padding {padding} must be at most half the pool size {pool_size}")
     n, c, h, w = data.shape

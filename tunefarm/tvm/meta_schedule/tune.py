@@ -17,8 +17,11 @@ import logging
 import os
 import sys
 
+from ...database import Database, UnknownWorkloadError
 from ...ir.function import PrimFunc
 from ...ir.module import IRModule
+from ...ir.structural import workload_key
+from ...target import as_target
 from .space_generator import ScheduleFn
 
 DATABASE_FILE = "database.sqlite"
@@ -29,11 +32,10 @@ def _workload(mod) -> PrimFunc:
     if isinstance(mod, PrimFunc):
         return mod
     if isinstance(mod, IRModule):
+        main = mod.main_prim_func()
+        if main is not None:
+            return main
         prims = mod.prim_funcs()
-        if "main" in prims:
-            return prims["main"]
-        if len(prims) == 1:
-            return next(iter(prims.values()))
         raise ValueError(f"tune_tir tunes one function: name it 'main' (the module has {', '.join(prims) or 'none'})")
     raise TypeError(f"tune_tir takes an IRModule or a PrimFunc, got {type(mod).__name__}")
 
@@ -89,14 +91,10 @@ def tune_tir(mod, target, work_dir: str, max_trials_global: int, *, num_trials_p
              num_tuning_cores="physical"):
     """Tune ``mod``'s function for ``target``; returns the ``tunefarm.Database`` holding every trial."""
     from ...tuning.api import tune  # the tuning stack loads on first use, not with ``tunefarm.tvm``
-    from ...database import Database, UnknownWorkloadError
-    from ...ir.structural import workload_key
-    from ...target import Target
-
     if not isinstance(max_trials_global, int) or isinstance(max_trials_global, bool) or max_trials_global < 1:
         raise ValueError(f"max_trials_global must be an integer >= 1, got {max_trials_global!r}")
     func = _workload(mod)
-    target = target if isinstance(target, Target) else Target(target)
+    target = as_target(target)
     sch_fn = _space(space)
     farm, own_farm = _farm(runner, num_tuning_cores, target)
     try:
