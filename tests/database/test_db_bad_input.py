@@ -91,6 +91,11 @@ BAD_TRACES = [
     {"insts": [["A", [], [], []]], "decisions": [[0]]},
     {"insts": [["A", [], [], []]], "decisions": [[0, 1], [0, 2]]},
     {"insts": [["A", [], [], []]], "decisions": {"0": 1}},
+    '[["Split", [], [NaN], []]]',            # text is stored as given only when it is standard JSON
+    '[["Split", [], [Infinity], []]]',
+    b'[["Split", [], [-Infinity], []]]',
+    b"\xff\xfe[]",
+    '{"insts": [["A", [], [], []]], "decisions": [[3, 1]]}',
 ]
 
 
@@ -107,6 +112,15 @@ def test_wellformed_traces_are_accepted():
     for trace in ([], [["A", [], [], []]], [["A", ["b0"], {"n": 2}, ["l1"]]],
                   {"insts": [["A", [], [], []]]}, {"insts": [["A", [], [], ["v0"]]], "decisions": [[0, [4, 8]]]}):
         validate_trace(trace)
+
+
+def test_trace_text_is_stored_as_given_and_reads_back_as_its_value(db):
+    db.commit_workload("k", "w", "{}", 1.0)
+    text = '{"insts": [["A", ["b0"], {"n": 2}, ["l1"]]], "decisions": [[0, [4, 8]]]}'
+    db.commit_records([Record("k", text, "h1", TARGET_A, MeasureResult(MeasureStatus.OK, [1e-3]), trial=0),
+                       Record("k", text.encode(), "h2", TARGET_A, MeasureResult(MeasureStatus.OK, [2e-3]), trial=1)])
+    stored = [r.trace_json for r in db.top_k("k", 2)]
+    assert stored == [{"insts": [["A", ["b0"], {"n": 2}, ["l1"]]], "decisions": [[0, [4, 8]]]}] * 2
 
 
 def test_hostile_workload_name_is_stored_verbatim(db):

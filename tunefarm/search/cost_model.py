@@ -209,8 +209,11 @@ class XGBCostModel(CostModel):
         """Serve the model ``fit`` returned; the scores of earlier versions are stale from now on."""
         import xgboost as xgb
 
-        booster = xgb.Booster()
-        booster.load_model(bytearray(base64.b64decode(result["model"])))
+        # One thread, also while loading: load_model parallelizes over XGBoost's global thread count, and its
+        # OpenMP team then spins for milliseconds after every load (15% of the driver's CPU per trial).
+        with xgb.config_context(nthread=1):
+            booster = xgb.Booster()
+            booster.load_model(bytearray(base64.b64decode(result["model"])))
         booster.set_param({"nthread": 1})  # predicting a few hundred rows: a thread team only spins
         self._booster = booster
         self.metrics = ModelMetrics(**result["metrics"])

@@ -121,15 +121,20 @@ def booster_params(objective: str, seed: int, nthread: int) -> dict:
 def _boost(params: dict, rounds: int, objective: str, x, y, gid):
     import xgboost as xgb
 
-    if objective == "rank":
-        order = np.argsort(gid, kind="stable")
-        dtrain = xgb.DMatrix(x[order], label=y[order], qid=gid[order])
-    else:
-        dtrain = xgb.DMatrix(x, label=log_targets(y, gid))
-    return xgb.train(params, dtrain, rounds, verbose_eval=False)
+    # DMatrix construction and prediction use XGBoost's global thread count, not the booster's: pin it too, or
+    # an OpenMP team spins for milliseconds after each call on the cores other workers are timing kernels on
+    with xgb.config_context(nthread=params["nthread"]):
+        if objective == "rank":
+            order = np.argsort(gid, kind="stable")
+            dtrain = xgb.DMatrix(x[order], label=y[order], qid=gid[order])
+        else:
+            dtrain = xgb.DMatrix(x, label=log_targets(y, gid))
+        return xgb.train(params, dtrain, rounds, verbose_eval=False)
 
 
 def _cross_validate(params, s, x, y, gid, fold) -> ModelMetrics:
+    import xgboost as xgb
+
     metrics = ModelMetrics(n_train=len(y), rounds=s["rounds"], k=s["top_k"])
     good = total = good_ok = total_ok = 0
     recalls = []
@@ -137,7 +142,9 @@ def _cross_validate(params, s, x, y, gid, fold) -> ModelMetrics:
         hold, fit_ = np.nonzero(fold == f)[0], np.nonzero(fold != f)[0]
         if len(hold) < 2 or not len(fit_):
             continue
-        pred = _boost(params, s["rounds"], s["objective"], x[fit_], y[fit_], gid[fit_]).inplace_predict(x[hold])
+        booster = _boost(params, s["rounds"], s["objective"], x[fit_], y[fit_], gid[fit_])
+        with xgb.config_context(nthread=params["nthread"]):
+            pred = booster.inplace_predict(x[hold])
         g, t = pair_counts(pred, y[hold], gid[hold])
         good, total = good + g, total + t
         g, t = pair_counts(pred, y[hold], gid[hold], only_positive=True)
