@@ -124,23 +124,33 @@ def tvm_rates(text: str) -> dict:
     return {k.strip(): float(v) for k, v in (item.split("=", 1) for item in text.split(","))}
 
 
+_SEEN_WORKERS: set[int] = set()
+
+
 def tree_cpu_seconds(farm) -> float | None:
-    """CPU seconds used so far by this process, its finished children and the farm's live workers (a LocalFarm's
-    processes, read from /proc; None for other farms or without /proc). The difference over a job is the CPU
-    the whole job took, driver and workers: on a machine with C cores, T trials/s can cost at most C / T."""
+    """CPU seconds used so far by this process, its reaped children and every worker process of the farm seen so
+    far that is still our child (a LocalFarm's processes, read from /proc, zombies included; None for other farms
+    or without /proc). The difference over a job is the CPU the whole job took, driver and workers: on a machine
+    with C cores, T trials/s can cost at most C / T. (A worker recycled during the job is counted once: from /proc
+    until it is reaped, with the reaped children after.)"""
     pids = getattr(farm, "worker_pids", None)
     if pids is None or not os.path.exists("/proc/self/stat"):
         return None
+    _SEEN_WORKERS.update(pids)
     t = os.times()
     total = t.user + t.system + t.children_user + t.children_system
     tick = os.sysconf("SC_CLK_TCK")
-    for pid in pids:
+    for pid in sorted(_SEEN_WORKERS):
         try:
             with open(f"/proc/{pid}/stat") as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-        except (OSError, IndexError, ValueError):
-            pass  # a worker that just ended is counted with the finished children
+        except OSError:
+            _SEEN_WORKERS.discard(pid)  # reaped: counted with the children from now on
+            continue
+        if int(fields[1]) != os.getpid():
+            _SEEN_WORKERS.discard(pid)  # the pid was reused by a process that is not ours
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
     return total
 
 

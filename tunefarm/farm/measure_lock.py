@@ -8,7 +8,12 @@ Timing slots: the number of timing loops a host lets run at once is a per-host s
 ``TUNEFARM_TIMING_SLOTS`` in the environment of the measuring processes (default 1: timings never overlap).
 A farm's ``timing_slots`` argument sets it for its workers. More than one slot only makes sense for
 single-thread kernels on a many-core host whose physical cores do not disturb each other's timings; every
-process measuring on a host must use the same number. Slot 0 is the lock file itself and slot ``k`` the file
+process measuring on a host must use the same number. Measured on a 2-core VM
+(``benchmarks/bench_label_noise.py``, 48 programs, 3 sessions): two programs' labels ordered alike in 0.91-0.94
+of pairs (matmul 128^3) and 0.959 (dense+ReLU) with another process timing kernels on the other core, against
+0.90-0.93 and 0.960 alone, so a second slot did the labels no harm there. One neighbour on a VM says nothing of
+fourteen sharing a big host's memory bandwidth, so the default stays 1: on such a host, run that benchmark with
+``--timing-neighbour`` and raise the slots while its agreement stays within the range of the sessions alone. Slot 0 is the lock file itself and slot ``k`` the file
 ``<path>.<k>``; with several slots a waiter takes the first free one, and waiters queue on ``<path>.gate`` so
 that only one of them at a time looks for a slot that frees up.
 
