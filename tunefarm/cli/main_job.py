@@ -146,7 +146,7 @@ def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed,
 
 def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str = "tune.sqlite", target=None,
                 farm: str = "ray", workers: int | None = None, ray_address: str | None = None, batch_sizes=(1, 64),
-                seed: int = 0, save_dir: str | None = None, rounds: int = 15, out=print) -> dict:
+                seed: int = 0, save_dir: str | None = None, rounds: int = 61, out=print) -> dict:
     """Tune, compile, verify and time the MLP (see the module doc) on the farm named ``farm`` (``"ray"`` or
     ``"local"``, started only when something is measured). Returns the measured figures."""
     params, source = find_mlp_params(params_path)

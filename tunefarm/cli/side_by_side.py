@@ -71,7 +71,7 @@ def calls_per_block(fn: Callable, args: tuple, min_time: float) -> int:
     return n
 
 
-def time_side_by_side(contenders: dict[str, tuple[Callable, tuple]], rounds: int = 15, min_time: float = 0.02,
+def time_side_by_side(contenders: dict[str, tuple[Callable, tuple]], rounds: int = 15, min_time: float = 0.004,
                       threads: int = 1) -> dict[str, list[float]]:
     """Per-call microseconds of every contender, one sample per round; all timed in the same rounds.
 
