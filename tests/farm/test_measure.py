@@ -168,8 +168,9 @@ def test_an_early_stopped_candidate_is_ok_with_the_repeats_it_got(measurer):
     assert full.ok and stopped.ok, (full.error, stopped.error)
     assert len(full.run_secs) == 5
     assert len(stopped.run_secs) == 2  # slower than the cutoff: two real timings, then stop
-    # they are real measurements of the same program: the same order of magnitude as the full timing
-    assert all(0.2 < s / full.median_secs < 5.0 for s in stopped.run_secs)
+    # they are real measurements of the same program: the same order of magnitude as the full timing (the
+    # fastest of each: a timing the scheduler preempted is slow, never fast)
+    assert 0.2 < min(stopped.run_secs) / min(full.run_secs) < 5.0
     unchecked = measurer.measure(candidate(f, tiled_trace(f), repeat=5, stop_above_s=1e-9, check=False))
     assert unchecked.ok and len(unchecked.run_secs) == 2  # without a check run the repeats alone decide
     relaxed = measurer.measure(candidate(f, tiled_trace(f), repeat=5, stop_above_s=100 * full.median_secs))
