@@ -114,7 +114,10 @@ def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_p
         assert [r.status.value for r in results] == ["ok", "ok", "worker_lost", "ok", "ok", "worker_lost"], \
             [r.error for r in results]
         assert results[0].run_secs == [0.003, 0.003] and results[4].run_secs == [0.003, 0.003]
-        assert (f.stats.recovered, f.stats.worker_lost, f.stats.requeued) == (2, 2, 0)
+        # both lost replies come back from the journal; an "ok" item whose reply was still being sent when the
+        # next item's segfault killed the process may come back the same way (it ran; it is not re-run)
+        assert 2 <= f.stats.recovered <= 4
+        assert (f.stats.worker_lost, f.stats.requeued) == (2, 0)
         assert f.stats.completed == len(cands)
 
 
