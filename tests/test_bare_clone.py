@@ -1,5 +1,5 @@
 """A bare clone works: the README's two Quick-start commands pass in a copy of the repository's tracked files,
-with nothing beside it (no ``../shared``, no network, no cache), run by this test's Python (the commands'
+with nothing beside it (no sibling folders, no network, no cache), run by this test's Python (the commands'
 ``python3 -m venv ... && pip install ...`` part is what gave this Python its packages)."""
 from __future__ import annotations
 

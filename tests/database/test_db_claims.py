@@ -26,7 +26,7 @@ KEY = "wk-shared"
 
 def _db(path) -> Database:
     db = Database(path)
-    db.commit_workload(KEY, "shared", '{"op":"shared"}', 1e6)
+    db.commit_workload(KEY, "one-workload", '{"op":"one-workload"}', 1e6)
     return db
 
 

@@ -255,7 +255,7 @@ def test_bad_work_is_refused_and_batches_do_not_mix_with_streaming(farm):
         farm.put(Work(H + "echo", 1, timeout_s=0))
     with pytest.raises(TypeError, match="prefer"):
         farm.put(Work(H + "echo", 1, prefer=3))
-    with pytest.raises(TypeError, match="shared"):
+    with pytest.raises(TypeError, match=r"Work\.shared must map str keys to str texts"):
         farm.put(Work(H + "echo", 1, shared={"k": b"bytes"}))
     with pytest.raises(TypeError, match="Work"):
         farm.put({"handler": H + "echo"})

@@ -25,8 +25,8 @@ def test_buffer_shapes_types_and_scopes():
     assert c.const_shape() == (2, 3) and all(s.dtype == "int32" for s in c.shape) and c.symbolic_vars() == []
     local = c.with_scope("local", "C_local")
     assert local is not c and local.scope == "local" and local.name == "C_local" and local.shape == c.shape
-    with pytest.raises(ValueError, match="buffer 'Y': unknown scope 'shared'; use one of"):
-        Buffer("Y", (4,), scope="shared")
+    with pytest.raises(ValueError, match="buffer 'Y': unknown scope 'texture'; use one of"):
+        Buffer("Y", (4,), scope="texture")  # a GPU scope: the CPU target has global and local
     with pytest.raises(TypeError, match="unsupported dtype 'int4'"):
         Buffer("Y", (4,), "int4")
 

@@ -160,7 +160,7 @@ def test_cache_refusals():
     raises("cache_read", cache_read, f, "Y", 2, "local", match="out of range")
     raises("cache_read", cache_read, f, "Y", -1, "local", match="out of range")
     raises("cache_read", cache_read, f, "Y", True, "local", match="must be an int")
-    raises("cache_read", cache_read, f, "Y", 0, "shared", match="unknown storage scope")
+    raises("cache_read", cache_read, f, "Y", 0, "texture", match="unknown storage scope")
     raises("cache_write", cache_write, f, "Y", 1, "local", match="out of range")
     raises("cache_write", cache_write, f, "Y", "0", "local", match="must be an int")
     raises("cache_write", cache_write, f, "nope", 0, "local", match="no block named")
@@ -194,7 +194,7 @@ def _random_step(rng: random.Random, func):
     if kind == "reverse_compute_at":
         return reverse_compute_at(func, block, loop, rng.random() < 0.5)
     if kind == "cache_read":
-        return cache_read(func, block, rng.randint(-1, 2), rng.choice(["local", "global", "shared"]))[0]
+        return cache_read(func, block, rng.randint(-1, 2), rng.choice(["local", "global", "texture"]))[0]
     if kind == "cache_write":
         return cache_write(func, block, rng.randint(-1, 1), rng.choice(["local", "global"]))[0]
     if kind == "decompose_reduction":
