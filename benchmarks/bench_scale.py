@@ -50,7 +50,6 @@ logging.getLogger("tunefarm").setLevel(logging.WARNING)  # the task tables of ev
 def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
     """Run one job on ``farm``; its throughput, the driver's CPU per trial and how busy the workers were."""
     with tempfile.TemporaryDirectory() as d:
-        farm.poll(0)  # brings worker_secs up to now: this farm idled while the other sizes' jobs ran
         busy0, alive0 = farm.stats.busy_secs, farm.stats.worker_secs
         r = tunefarm.tune(builtin_workload(workload), target=target, max_trials=trials, trials_per_round=32,
                           database=os.path.join(d, "t.sqlite"), farm=farm, seed=seed, progress=False)

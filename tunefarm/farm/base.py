@@ -30,6 +30,27 @@ MEASURE_HANDLER = "tunefarm.farm.measure:measure_candidate"
 _MAX_ERROR_TEXT = 2000
 
 
+class Uptime:
+    """Seconds workers were alive and ready, summed over workers (``FarmStats.worker_secs``); ``up`` and ``down``
+    are called by the farm as workers become ready and go."""
+
+    def __init__(self):
+        self._since: dict[int, float] = {}
+        self._total = 0.0
+
+    def up(self, worker) -> None:
+        self._since.setdefault(id(worker), time.monotonic())
+
+    def down(self, worker) -> None:
+        t = self._since.pop(id(worker), None)
+        if t is not None:
+            self._total += time.monotonic() - t
+
+    def total(self) -> float:
+        now = time.monotonic()
+        return self._total + sum(now - t for t in self._since.values())
+
+
 @dataclasses.dataclass
 class FarmStats:
     """Counters of a farm's life.
@@ -51,8 +72,13 @@ class FarmStats:
     max_in_flight: int = 0
     driver_cpu_secs: float = 0.0
     busy_secs: float = 0.0
-    worker_secs: float = 0.0
     by_status: dict[str, int] = dataclasses.field(default_factory=dict)
+    uptime: Uptime = dataclasses.field(default_factory=Uptime, repr=False, compare=False)
+
+    @property
+    def worker_secs(self) -> float:
+        """Up to now, whenever it is read (a farm that sat idle has its idle seconds counted)."""
+        return self.uptime.total()
 
     @property
     def busy_fraction(self) -> float:
@@ -61,26 +87,6 @@ class FarmStats:
 
 class FarmError(RuntimeError):
     """The farm itself cannot work (no worker could start, no node matches the target...)."""
-
-
-class Uptime:
-    """Seconds workers were alive and ready, summed over workers (``FarmStats.worker_secs``)."""
-
-    def __init__(self):
-        self._since: dict[int, float] = {}
-        self._total = 0.0
-
-    def up(self, worker) -> None:
-        self._since.setdefault(id(worker), time.monotonic())
-
-    def down(self, worker) -> None:
-        t = self._since.pop(id(worker), None)
-        if t is not None:
-            self._total += time.monotonic() - t
-
-    def total(self) -> float:
-        now = time.monotonic()
-        return self._total + sum(now - t for t in self._since.values())
 
 
 def measure_result(done: Done, host: str) -> MeasureResult:
@@ -113,7 +119,6 @@ class Farm(abc.ABC):
         self._finished: list[Done] = []
         self._shared_texts: dict[str, str] = {}
         self._next_ticket = 0
-        self._uptime = Uptime()
         self._driver_host = socket.gethostname()
 
     @property
@@ -206,7 +211,6 @@ class Farm(abc.ABC):
                 self.stats.worker_lost += 1
             elif d.status is DoneStatus.TIMEOUT:
                 self.stats.timeouts += 1
-        self.stats.worker_secs = self._uptime.total()
         return out
 
     def _finish(self, item: Item, status: DoneStatus, value=None, error: str | None = None, worker: str = "",
@@ -301,7 +305,6 @@ class Farm(abc.ABC):
 
     def close(self) -> None:
         self._closed = True
-        self.stats.worker_secs = self._uptime.total()
 
     def __enter__(self):
         return self

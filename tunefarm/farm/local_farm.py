@@ -262,7 +262,7 @@ class LocalFarm(Farm):
         """Forget a worker that is dead or about to be killed; items it had not started go back in line."""
         if w in self._workers:
             self._workers.remove(w)
-        self._uptime.down(w)
+        self.stats.uptime.down(w)
         for sent in w.sent:
             self._requeue_unblamed(sent.item)
         w.sent.clear()
@@ -270,7 +270,7 @@ class LocalFarm(Farm):
     def _retire_if_drained(self, w: _Worker) -> None:
         if w.retiring and not w.sent and w in self._workers:
             self._workers.remove(w)
-            self._uptime.down(w)
+            self.stats.uptime.down(w)
             w.stop()
             self._retiring.append(w)
 
@@ -392,7 +392,7 @@ class LocalFarm(Farm):
             kind = msg[0]
             if kind == "ready":
                 w.ready, w.worker_id = True, msg[1]
-                self._uptime.up(w)
+                self.stats.uptime.up(w)
                 self._start_failures = 0
             elif kind == "failed":
                 return self._start_failed(w, msg[1])
@@ -496,7 +496,7 @@ class LocalFarm(Farm):
                 w.kill()
             else:
                 self._workers.remove(w)
-                self._uptime.down(w)
+                self.stats.uptime.down(w)
                 w.stop()
                 self._retiring.append(w)
         self._queue.clear()

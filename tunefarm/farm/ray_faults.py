@@ -70,9 +70,9 @@ class SlotFaults:
     def _set_state(self, slot: Slot, state: str) -> None:
         slot.state = state
         if state == "ready":
-            self._uptime.up(slot)
+            self.stats.uptime.up(slot)
         else:
-            self._uptime.down(slot)
+            self.stats.uptime.down(slot)
             slot.shared_sent.clear()  # a restarted process holds no shared text
 
     def _finish_call(self, slot: Slot, call: Call, out: dict) -> None:
