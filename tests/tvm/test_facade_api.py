@@ -214,7 +214,7 @@ def test_tuning_arguments_are_checked_before_anything_runs(tmp_path):
         ms.tune_tir(mod, max_trials_global=0, **common)
     with pytest.raises(ValueError, match="name it 'main'"):
         ms.tune_tir(two, max_trials_global=1, **common)
-    with pytest.raises(TypeError, match="takes an IRModule or a PrimFunc"):
+    with pytest.raises(TypeError, match="tune_tir: expected a PrimFunc or an IRModule, got Function"):
         ms.tune_tir(Model["main"], max_trials_global=1, **common)
     with pytest.raises(ValueError, match="space must be ms.space_generator.ScheduleFn"):
         ms.tune_tir(mod, max_trials_global=1, space="union", **common)

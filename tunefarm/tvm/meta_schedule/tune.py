@@ -19,7 +19,6 @@ import sys
 
 from ...database import Database, UnknownWorkloadError
 from ...ir.function import PrimFunc
-from ...ir.module import IRModule
 from ...ir.structural import workload_key
 from ...target import as_target
 from .space_generator import ScheduleFn
@@ -28,16 +27,16 @@ DATABASE_FILE = "database.sqlite"
 
 
 def _workload(mod) -> PrimFunc:
-    """TVM's rule: a PrimFunc, or the module's ``main`` (its only PrimFunc when it has one)."""
-    if isinstance(mod, PrimFunc):
-        return mod
-    if isinstance(mod, IRModule):
-        main = mod.main_prim_func()
-        if main is not None:
-            return main
-        prims = mod.prim_funcs()
-        raise ValueError(f"tune_tir tunes one function: name it 'main' (the module has {', '.join(prims) or 'none'})")
-    raise TypeError(f"tune_tir takes an IRModule or a PrimFunc, got {type(mod).__name__}")
+    """TVM's rule, as the tuner applies it: a PrimFunc, or the module's ``main`` (its only PrimFunc when it has
+    one); a module it cannot choose from is a ValueError, as in TVM."""
+    # the search loads on first use, not with ``tunefarm.tvm``
+    from ...search.errors import SearchError
+    from ...search.workloads import as_prim_func
+
+    try:
+        return as_prim_func(mod, "tune_tir")
+    except SearchError as e:
+        raise ValueError(str(e)) from None
 
 
 def _space(space):
