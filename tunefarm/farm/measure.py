@@ -23,6 +23,7 @@ the trial's budget is used (waiting for the host measurement lock and computing 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -39,7 +40,7 @@ from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.ir.serialize import from_json
 from tunefarm.runtime import Module, aligned
 from tunefarm.schedule import ScheduleError, Trace
-from tunefarm.target import Target, as_target
+from tunefarm.target import as_target
 
 from .candidate import Candidate
 from .check import compare_output, make_arrays, output_params
@@ -170,22 +171,24 @@ class Measurer:
         """Replay ``cand``'s trace, then build, run, check and time it (``measure_func``)."""
         t0 = time.perf_counter()
         try:
-            target = Target(cand.target)
-        except (TypeError, ValueError) as e:
-            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("target: ", e), t0)
-        try:
             w = self._workload(cand.workload_key, cand.workload_json, cand.task)
         except Exception as e:  # noqa: BLE001 - a workload we cannot load cannot be built
             return self._fail(MeasureStatus.BUILD_ERROR, _error_text("workload: ", e), t0)
-        try:
-            trace = Trace.from_json(cand.trace_value())
-            scheduled = trace.replay(w.func).mod["main"]
-        except ScheduleError as e:
-            return self._fail(MeasureStatus.BUILD_ERROR, f"schedule: {e}", t0)
-        except Exception as e:  # noqa: BLE001 - a malformed trace is this candidate's build failure
-            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("trace replay: ", e), t0)
-        return self.measure_func(cand.workload_key, cand.workload_json, scheduled, target,
+        scheduled = self.replay(cand.trace_value(), w.func, t0)
+        if isinstance(scheduled, MeasureResult):
+            return scheduled
+        return self.measure_func(cand.workload_key, cand.workload_json, scheduled, cand.target,
                                  MeasureSettings.of(cand), clock, started=t0, name=cand.task)
+
+    def replay(self, trace_json, func, started: float):
+        """``func`` scheduled by the trace (its JSON value), or the BUILD_ERROR result of a trace that does not
+        replay on it (a malformed trace, or a schedule that no longer applies, is this candidate's failure)."""
+        try:
+            return Trace.from_json(trace_json).replay(func).mod["main"]
+        except ScheduleError as e:
+            return self._fail(MeasureStatus.BUILD_ERROR, f"schedule: {e}", started)
+        except Exception as e:  # noqa: BLE001
+            return self._fail(MeasureStatus.BUILD_ERROR, _error_text("trace replay: ", e), started)
 
     def measure_func(self, workload_key: str, workload, scheduled_func, target, settings: MeasureSettings,
                      clock: TrialClock | None = None, *, started: float | None = None,
@@ -274,18 +277,26 @@ class Measurer:
 _MEASURER = "tunefarm.farm.measure:Measurer"  # this process's Measurer in WorkerContext.state
 
 
-def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
-    """The farm's measure handler: ``payload`` is ``Candidate.to_wire("")``, the workload text is in
-    ``ctx.shared`` under the workload key; returns the ``MeasureResult`` as a dict."""
+@contextlib.contextmanager
+def worker_measurer(ctx: WorkerContext):
+    """The worker process's one Measurer (its workloads, references and lock), for every handler that measures;
+    the builds done inside the block count toward the worker's recycling."""
     measurer = ctx.state.get(_MEASURER)
     if measurer is None:
         measurer = ctx.state[_MEASURER] = Measurer(ctx.lock_path)
-    cand = Candidate.from_payload(payload, ctx.shared)
     before = measurer.compiles
     try:
-        return measurer.measure(cand, ctx.clock).to_dict()
+        yield measurer
     finally:
         ctx.count_compiles(measurer.compiles - before)
+
+
+def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
+    """The farm's measure handler: ``payload`` is ``Candidate.to_wire("")``, the workload text is in
+    ``ctx.shared`` under the workload key; returns the ``MeasureResult`` as a dict."""
+    cand = Candidate.from_payload(payload, ctx.shared)
+    with worker_measurer(ctx) as measurer:
+        return measurer.measure(cand, ctx.clock).to_dict()
 
 
 def rewrite_layout_free(func) -> tuple[object, list]:

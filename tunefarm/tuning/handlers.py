@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 import time
 
-from ..farm.measure import MeasureSettings, Measurer
-from ..runtime.measure_result import MeasureResult, MeasureStatus
-from ..schedule import Trace
+from ..farm.measure import MeasureSettings, worker_measurer
+from ..runtime.measure_result import MeasureResult
 from ..search.generate import TaskCache, generate
 from ..search.model_training import fit
 
@@ -50,25 +49,18 @@ def search(payload: dict, ctx) -> dict:
 def measure(payload: dict, ctx) -> dict:
     """Measure one picked program: ``{"task", "hash", "trace", "target", "settings"}`` -> a MeasureResult dict."""
     cache = task_cache(payload["task"], ctx)
-    measurer = ctx.state.get("tunefarm.measurer")
-    if measurer is None:
-        measurer = ctx.state["tunefarm.measurer"] = Measurer(ctx.lock_path)
     started = time.perf_counter()
-    func = cache.scheduled(payload["hash"])
-    replayed = func is None
-    if replayed:
-        try:
-            func = Trace.from_json(json.loads(payload["trace"])).replay(cache.task.func).mod["main"]
-        except Exception as e:  # noqa: BLE001 - a trace that no longer replays is this candidate's build error
-            text = f"trace replay: {type(e).__name__}: {e}"[:2000]
-            return {"result": MeasureResult(MeasureStatus.BUILD_ERROR, [], time.perf_counter() - started, text,
-                                            measurer.host).to_dict(), "replayed": True}
-    before = measurer.compiles
-    key = cache.task.key
-    result = measurer.measure_func(key, ctx.shared[f"workload:{key}"], func, payload["target"],
-                                   MeasureSettings(**payload["settings"]), ctx.clock, started=started,
-                                   name=cache.task.name)
-    ctx.count_compiles(measurer.compiles - before)
+    with worker_measurer(ctx) as measurer:
+        func = cache.scheduled(payload["hash"])
+        replayed = func is None
+        if replayed:
+            func = measurer.replay(json.loads(payload["trace"]), cache.task.func, started)
+            if isinstance(func, MeasureResult):
+                return {"result": func.to_dict(), "replayed": True}
+        key = cache.task.key
+        result = measurer.measure_func(key, ctx.shared[f"workload:{key}"], func, payload["target"],
+                                       MeasureSettings(**payload["settings"]), ctx.clock, started=started,
+                                       name=cache.task.name)
     return {"result": result.to_dict(), "replayed": replayed}
 
 
