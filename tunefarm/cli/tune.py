@@ -63,7 +63,7 @@ def _inputs(args):
 def run(args: argparse.Namespace) -> int:
     """Check every input (workload, space, numbers, database), then tune; the farm starts only to measure."""
     # the tuning stack loads when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import Database, UnknownWorkloadError
     from ..ir.structural import workload_key
     from ..search.errors import SearchError
     from ..search.space import SpaceError
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         target = resolve_target(args.target, farm)
         try:
             existing = db.count_records(workload_key(func), str(target))
-        except Exception:  # noqa: BLE001 - unknown workload: nothing stored yet
+        except UnknownWorkloadError:  # nothing stored yet
             existing = 0
         if existing and not args.resume:
             raise CommandError(f"{args.db} already holds {existing} trials of {name!r} on {target.label()}; pass "

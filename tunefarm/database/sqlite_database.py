@@ -65,11 +65,12 @@ def _the_prim_func(workload: Any) -> PrimFunc:
     """The tuned function of a PrimFunc or an IRModule: its ``main``, or its only PrimFunc."""
     if isinstance(workload, PrimFunc):
         return workload
-    prims = workload.prim_funcs()
-    if "main" not in prims and len(prims) != 1:
+    main = workload.main_prim_func()
+    if main is None:
+        prims = workload.prim_funcs()
         raise UnknownWorkloadError(f"the IRModule has {len(prims)} PrimFuncs ({', '.join(prims) or 'none'}) and "
                                    "none named 'main': pass the PrimFunc that was tuned")
-    return prims.get("main") or next(iter(prims.values()))
+    return main
 
 
 def _translated(method):

@@ -24,7 +24,7 @@ CHUNK = 32                # stored traces per search request
 
 def stored_rows(db, t: JobTask, target: str) -> pd.DataFrame:
     """The records a task resumes from: all of them, or the fastest half of the limit and a random rest."""
-    df = db.records(t.key, target=target)
+    df = db.records(t.key, target=target, decisions=False)  # only traces and latencies are read
     if len(df) > WARM_START_LIMIT:  # replaying every stored trace would take minutes
         best = df.sort_values("min_us").head(WARM_START_LIMIT // 2)
         rest = df.drop(best.index).sample(WARM_START_LIMIT // 2, random_state=0)
