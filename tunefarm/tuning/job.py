@@ -192,29 +192,41 @@ class TuningJob:
         """Store the results that arrived and claim the picked programs, in one transaction; measure those that
         are ours. Jobs tuning the same workload at once share its budget and its dedup set this way: a pick is
         refused when another job holds or measured it (then it is known here too), or when the budget is spent
-        (then its task is done). Returns how many picks were refused."""
+        (then its task is done). The picks of one task are claimed together, under a budget read once per step.
+        Returns how many picks were refused."""
         if not picks and not self.pending_records:
             return 0
         records, self.pending_records = self.pending_records, []
-        wanted = [(t.key, self.target, [e.hash], self._budget(t)) for t, e in picks]
+        by_task: dict[JobTask, list] = {}
+        for t, e in picks:
+            by_task.setdefault(t, []).append(e)
+        budgets = self._budgets(by_task)
+        wanted = [(t.key, self.target, [e.hash for e in entries], budgets[t]) for t, entries in by_task.items()]
         granted = self.db.commit_and_claim(records, self.job_id, wanted)
         refused = 0
-        for (t, e), got in zip(picks, granted):
-            t.measures_in_flight -= 1
-            if got:
-                self.farm.put(self._measure_work(t, e))
-                continue
-            refused += 1
-            self.submitted -= 1
-            t.search.known.add(e.hash)
-            if self.db.budget_used(t.key, self.target) >= self._budget(t):
+        for (t, entries), got in zip(by_task.items(), granted):
+            got = set(got)
+            t.measures_in_flight -= len(entries)
+            for e in entries:
+                if e.hash in got:
+                    self.farm.put(self._measure_work(t, e))
+                    continue
+                refused += 1
+                self.submitted -= 1
+                t.search.known.add(e.hash)
+            if len(got) < len(entries) and self.db.budget_used(t.key, self.target) >= budgets[t]:
                 t.budget_spent = True
         return refused
 
-    def _budget(self, t: JobTask) -> int:
-        """Trials the database may hold for ``t``'s workload: the job's total less what its other tasks used."""
-        used = sum(self.db.budget_used(o.key, self.target) for o in self.tasks if o is not t)
-        return max(0, int(min(self.max_trials - used, t.max_trials)))
+    def _budgets(self, tasks) -> dict:
+        """Trials the database may hold for each task's workload: the job's total less what its other tasks
+        used (read from the database, which concurrent jobs write too), and the task's own limit."""
+        if len(self.tasks) == 1:
+            return {t: max(0, int(min(self.max_trials, t.max_trials))) for t in tasks}
+        used = {id(o): self.db.budget_used(o.key, self.target) for o in self.tasks
+                if any(o is not t for t in tasks)}  # what some task being claimed for counts against it
+        return {t: max(0, int(min(self.max_trials - sum(n for i, n in used.items() if i != id(t)), t.max_trials)))
+                for t in tasks}
 
     def _heartbeat(self) -> None:
         now = time.monotonic()
