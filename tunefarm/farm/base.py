@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from .candidate import Candidate
-from .dispatch import Item
+from .dispatch import UNBLAMED_REQUEUES, Item
 from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..target import Target
 from .work import Done, DoneStatus, Work, check_handler_name
@@ -223,6 +223,16 @@ class Farm(abc.ABC):
             error = error[:_MAX_ERROR_TEXT]
         self._finished.append(Done(item.ticket, item.work, status, value, error, worker,
                                    host or self._driver_host, busy_secs))
+
+    def _requeue_unblamed(self, item: Item, worker: str = "", host: str = "") -> None:
+        """An item its worker never started (the worker died under an earlier one): queued again at the front
+        (``self._queue``, the farm's ``WorkQueue``), unless that keeps happening; never charged busy time."""
+        item.unblamed += 1
+        if item.unblamed <= UNBLAMED_REQUEUES:
+            self._queue.push(item, front=True)
+        else:
+            self._finish(item, DoneStatus.LOST, error=f"its worker died before running it {item.unblamed} times",
+                         worker=worker, host=host)
 
     # --- what a farm with workers implements (a stand-in that overrides ``submit`` itself need not)
     def _enqueue(self, item: Item) -> None:

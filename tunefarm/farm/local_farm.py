@@ -34,7 +34,7 @@ import sys
 import time
 
 from .base import MEASURE_HANDLER, Farm, FarmError
-from .dispatch import UNBLAMED_REQUEUES, Item, WorkQueue
+from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
@@ -437,15 +437,6 @@ class LocalFarm(Farm):
             w.retiring = True
             self.stats.workers_recycled += 1
         self._retire_if_drained(w)
-
-    def _requeue_unblamed(self, item: Item) -> None:
-        """An item its worker never started (the worker died or was killed under an earlier one)."""
-        item.unblamed += 1
-        if item.unblamed <= UNBLAMED_REQUEUES:
-            self._queue.push(item, front=True)
-        else:
-            self._finish(item, DoneStatus.LOST, error=f"its worker died before running it {item.unblamed} times",
-                         host=self._host)
 
     def _lost(self, w: _Worker) -> None:
         """The process died (segfault in JIT code, OOM kill, external SIGKILL)."""

@@ -19,7 +19,7 @@ import dataclasses
 import json
 import time
 
-from .dispatch import UNBLAMED_REQUEUES, Item
+from .dispatch import Item
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
 
@@ -169,10 +169,10 @@ class SlotFaults:
                     slot.retire = slot.retire or compiles >= self.max_compiles
                     continue
                 if call.token not in journal["crashed"]:
-                    self._requeue_unblamed(slot, call)
+                    self._requeue_unblamed(call.item, slot.worker_id, slot.host)
                     continue
             elif not call.suspect:
-                self._requeue_unblamed(slot, call)
+                self._requeue_unblamed(call.item, slot.worker_id, slot.host)
                 continue
             if not node_alive and call.item.attempt < self.requeue_limit:
                 call.item.attempt += 1
@@ -189,14 +189,6 @@ class SlotFaults:
                 self._by_ref.pop(call.ref, None)
                 self._queue.push(call.item, front=True)
             slot.calls.clear()
-
-    def _requeue_unblamed(self, slot: Slot, call: Call) -> None:
-        """A call that never started on the process that died: run it again, unless that keeps happening."""
-        call.item.unblamed += 1
-        if call.item.unblamed <= UNBLAMED_REQUEUES:
-            self._queue.push(call.item, front=True)
-        else:
-            self._lose(slot, call, f"its worker died before running it {call.item.unblamed} times")
 
     def _progress_answered(self, slot: Slot, call: Call, ref) -> None:
         call.progress_ref = None
