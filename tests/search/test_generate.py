@@ -45,6 +45,19 @@ def test_designs_are_evaluated_in_order_and_bad_ones_are_none(mm64):
     assert reply["invalid"] == 1 and all(r[4] == "design" for r in reply["programs"])
 
 
+def test_a_program_sampled_again_is_described_from_the_worker_cache(mm64, monkeypatch):
+    import tunefarm.search.generate as gen
+
+    cache = task_cache(mm64, AutoSpace(n_cores=1), seed=0)
+    first = generate(cache, {"fresh": 3, "seed": 5})["programs"]
+    calls = []
+    real = gen.extract_features
+    monkeypatch.setattr(gen, "extract_features", lambda *a: calls.append(a) or real(*a))
+    again = generate(cache, {"designs": [row[1] for row in first], "seed": 0})["programs"]
+    assert [row[:4] for row in again] == [row[:4] for row in first]  # the same descriptions, origin aside
+    assert calls == []  # not featurized a second time
+
+
 def test_mutants_and_local_steps_keep_their_parents_sketch(mm64):
     cache = task_cache(mm64, AutoSpace(n_cores=1), seed=2)
     parent = generate(cache, {"fresh": 1, "seed": 0})["programs"][0]

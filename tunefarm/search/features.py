@@ -8,7 +8,8 @@ bytes and distinct bytes touched per buffer, innermost strides, reuse, and an ar
 
 The per-store vectors are aggregated into one fixed-length vector per candidate (the three heaviest stores,
 plus sums over all stores). It is pure Python over a small tree and runs in about a millisecond per
-candidate; ``FeatureCache`` keeps vectors by program hash so a program is never featurized twice.
+candidate, on the worker that produced it, once per program (``search/generate.py`` keeps the description
+with the program in the worker's cache).
 ``FEATURE_VERSION`` changes whenever a column changes meaning: saved cost models record it and refuse to
 load under another version.
 """

@@ -114,8 +114,10 @@ def generate(cache: TaskCache, request: dict) -> dict:
         if prog.hash not in index:
             cache.keep(prog)
             index[prog.hash] = len(out)
-            out.append([prog.hash, json.dumps(prog.trace_json(), separators=(",", ":")),
-                        encode_features(extract_features(prog.func, cache.n_cores)), sketch_id(prog.design), origin])
+            if prog.described is None:  # a program sampled again (same decisions) is described once
+                prog.described = (json.dumps(prog.trace_json(), separators=(",", ":")),
+                                  encode_features(extract_features(prog.func, cache.n_cores)), sketch_id(prog.design))
+            out.append([prog.hash, *prog.described, origin])
         return index[prog.hash]
 
     evaluated = []

@@ -23,15 +23,14 @@ def design_part(trace: Trace) -> Trace:
 class Program:
     """One candidate program of a task (not necessarily measured)."""
 
-    __slots__ = ("design", "sch", "hash", "_json", "features", "score")
+    __slots__ = ("design", "sch", "hash", "_json", "described")
 
     def __init__(self, design: Trace, sch: Schedule, hash_: str):
         self.design = design
         self.sch = sch
         self.hash = hash_
         self._json = None
-        self.features = None
-        self.score = None          # predicted goodness (higher is better)
+        self.described = None      # (full trace text, encoded features, sketch) once a search reply has it
 
     @property
     def func(self) -> PrimFunc:
