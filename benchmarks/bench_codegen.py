@@ -8,7 +8,9 @@ Rows:
 - the hand-written schedules of ``search_spaces/handwritten.py``: 128^3 and 512^3 on one core (GFLOP/s and
   % of the measured peak), and the 512^3 schedule with its outer loop parallel on 2 threads (speed-up);
 - compile time (lower + LLVM + load) of a tiled 128^3 matmul and of the hand-written one, bound-call
-  overhead, ``load_module`` time.
+  overhead, ``load_module`` time;
+- a compiled function's call from Python against numpy's call (``call_overhead.py``): the overhead over the
+  kernel with 2 and 8 arguments, and the dense + ReLU layer 1x512 -> 256 (kernel, call, numpy).
 
 Every timing is a median over ``--repeat`` samples (the machine is shared and noisy; the best sample is
 printed too). numpy is pinned to one thread before it is imported.
@@ -32,6 +34,7 @@ import numpy as np  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "benchmarks")]
 
+import call_overhead  # noqa: E402
 from fma_peak import FmaPeak  # noqa: E402
 from search_spaces.handwritten import (matmul_128_handwritten, matmul_512_handwritten,  # noqa: E402
                                        matmul_512_handwritten_parallel, tiled_matmul)
@@ -177,13 +180,8 @@ def main(argv=None):
             bound()
         per_call.append((time.perf_counter() - t0) / calls)
     row("bound call overhead (f(), 1-element kernel)", med(per_call) * 1e6, "us", f"best {min(per_call) * 1e6:.3f}")
-    unbound = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(1000):
-            tiny["copy1"](x, y)
-        unbound.append((time.perf_counter() - t0) / 1000)
-    row("checked call overhead (mod[name](*arrays))", med(unbound) * 1e6, "us")
+    # a compiled function's call from Python: per-call overhead over the kernel, against numpy's call
+    call_overhead.report(repeat, args.quick, row)
 
     # load time of a saved module (no recompilation)
     with tempfile.TemporaryDirectory() as d:

@@ -26,8 +26,9 @@ ROWS = {
     "nn": 9,
     "cli": 10, "tvm": 10, "testing": 10,
 }
-# the package's own entry points: lazy public names, and the callable-module shim of ``tunefarm.tune``
-EXEMPT = {"tunefarm/__init__.py", "tunefarm/tune.py"}
+# the package's own entry points: lazy public names, the callable-module shim of ``tunefarm.tune`` and
+# ``python -m tunefarm``
+EXEMPT = {"tunefarm/__init__.py", "tunefarm/tune.py", "tunefarm/__main__.py"}
 
 
 def _package(module: str) -> str | None:

@@ -46,6 +46,20 @@ def test_help_lists_every_command_and_loads_no_layer():
     assert loaded["heavy"] == [] and set(loaded["tunefarm"]) <= {"cli", "target"}, loaded
 
 
+def test_python_dash_m_tunefarm_is_the_command(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+    package, cli = run("tunefarm", "--help"), run("tunefarm.cli", "--help")
+    assert package.returncode == 0, package.stderr
+    assert package.stdout.startswith("usage: tunefarm ") and package.stdout == cli.stdout
+    missing = tmp_path / "missing.sqlite"
+    proc = run("tunefarm", "best", "--db", str(missing))
+    assert proc.returncode == 1 and proc.stderr.startswith("tunefarm best: error: ") and "no tunefarm database" \
+        in proc.stderr, proc.stderr
+    assert not missing.exists()
+
+
 def test_run_loads_the_executable_without_the_tuning_stack(tmp_path):
     mod, params = nn.ReLU().export({"forward": {"x": nn.spec.Tensor((2, 3), "float32")}})
     exe_path = tmp_path / "relu.tfx"

@@ -10,20 +10,22 @@ import os
 import random
 import sys
 
+from host_targets import not_this_host, this_host
 from tunefarm.database import Database, Record
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TARGET_A = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"
-TARGET_B = "llvm -mcpu=skylake-avx512 -mattr=+avx512f -num-cores=4"
+TARGET_A = this_host()  # as the label spells it: its canonical form lists every feature of this machine
+TARGET_B = not_this_host("+avx2,+fma", num_cores=4)
 EVIL_NAME = ("dense'); DROP TABLE workloads; -- <script>document.title='pwned'</script>"
              "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">")
 
 
 def repo_env() -> dict:
-    """Environment for child Python processes: the repo importable, nothing else changed."""
+    """Environment for child Python processes: the repo and the tests' shared helpers importable, nothing else
+    changed."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, "tests"), env.get("PYTHONPATH", "")])
     return env
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from dbtest_helpers import TARGET_A, TARGET_B
+from host_targets import not_this_host
 from tunefarm.database import (AmbiguousTargetError, Database, DatabaseError, TraceDatabase, best_record,
                                best_schedule, create, open_database)
 from tunefarm.ir.structural import program_hash, workload_key
 from tunefarm.schedule import Trace
 from tunefarm.search.workloads import load_workload
+from tunefarm.target import Target
 
 
 def test_create_and_open_database(tmp_path):
@@ -36,9 +38,12 @@ def test_the_best_schedule_is_the_fastest_record_replayed(real_study):
         assert best.record.record_id == rec.record_id == best_record(db, func, target).record_id
         assert program_hash(best.func) == rec.program_hash  # the replayed program is the one measured
         assert program_hash(Trace.from_json(rec.trace_json).replay(func).mod["main"]) == program_hash(best.func)
+    stored_as_a = best_record(db, func, TARGET_A).record_id
+    for same in (Target(TARGET_A), str(Target(TARGET_A)), Target.host()):  # other spellings of this host
+        assert best_record(db, func, same).record_id == stored_as_a
     with pytest.raises(AmbiguousTargetError):  # tuned for two CPUs: the caller must say which
         best_schedule(db, func)
-    assert best_schedule(db, func, "llvm -mcpu=haswell -num-cores=2") is None  # never tuned there
+    assert best_schedule(db, func, not_this_host(num_cores=2)) is None  # never tuned there
     _, relu = load_workload("relu-32")
     assert best_schedule(db, relu).record.target == TARGET_A  # its only target
     _, other = load_workload("matmul-32")

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dbtest_helpers import TARGET_A, TARGET_B, make_record
+from host_targets import not_this_host
 from tunefarm.database import AmbiguousTargetError, Database, Record
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
@@ -79,7 +80,7 @@ def test_records_filters(study):
     assert set(db.records(status="ok")["status"]) == {"ok"}
     two = db.records(status=[MeasureStatus.TIMEOUT, "build_error"])
     assert set(two["status"]) == {"timeout", "build_error"}
-    assert len(db.records(target="llvm -mcpu=other")) == 0
+    assert len(db.records(target=not_this_host())) == 0
     w = db.workloads()
     assert w.set_index("key").loc["wk-relu", "n_records"] == 180
     assert w["n_ok"].sum() == len(db.records(status="ok"))
@@ -93,7 +94,7 @@ def test_other_target_never_leaks(study):
     assert {r.record_id for r in a}.isdisjoint(r.record_id for r in b)
     assert db.top_k("wk-dense", 10, target=TARGET_B) == []
     assert db.best("wk-dense", target=TARGET_B) is None
-    assert db.best("wk-dense", target="llvm -mcpu=nonexistent") is None
+    assert db.best("wk-dense", target=not_this_host(tag="nonexistent")) is None
     assert len(db.records("wk-dense", target=TARGET_B)) == 0
 
 

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from host_targets import not_this_host
 from tunefarm.farm import Candidate, FarmError, LocalFarm, MeasureStatus
 from tunefarm.farm.measure_lock import HostMeasureLock
 from tunefarm.testing.simulate import SIMULATE, simulated_trace
@@ -128,7 +129,7 @@ def test_bad_input_is_refused_up_front(farm):
     assert farm.measure([]) == []
     with pytest.raises(TypeError, match="Candidate"):
         farm.measure([{"workload_key": "k"}])
-    other = Candidate("k", {}, simulated_trace(), "llvm -mcpu=cortex-a72 -num-cores=1")
+    other = Candidate("k", {}, simulated_trace(), not_this_host())
     with pytest.raises(ValueError, match="different CPU"):
         farm.measure([other])
     with pytest.raises(ValueError, match="num_workers"):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import socket
 
+from host_targets import not_this_host
 from tunefarm.farm.node_info import NodeInfo, local_node_info
 from tunefarm.target import Target
 
@@ -21,7 +22,7 @@ def test_matching_compares_cpu_and_features_not_core_count():
     info = local_node_info()
     host = Target.host()
     assert info.matches(host) and info.matches(host.with_num_cores(2))
-    assert not info.matches(Target("llvm -mcpu=cortex-a72"))
+    assert not info.matches(Target(not_this_host()))
     assert host.features, "the host reports its CPU features"
     without_one = Target(f"llvm -mattr=-{host.features[-1][1:]}")  # same CPU, one feature disabled
     assert not info.matches(without_one)

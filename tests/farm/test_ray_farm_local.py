@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from host_targets import not_this_host
 from tunefarm.farm import Candidate, FarmError, MeasureStatus, RayFarm
 from tunefarm.farm.measure_lock import HostMeasureLock
 from tunefarm.testing.drills import worker_info
@@ -123,7 +124,7 @@ def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_p
 
 def test_a_target_no_node_has_is_refused(local_ray):
     with pytest.raises(FarmError, match="no node has the CPU"):
-        RayFarm(measure_handler=SIMULATE, target="llvm -mcpu=cortex-a72 -num-cores=1")
+        RayFarm(measure_handler=SIMULATE, target=not_this_host())
     with pytest.raises(ValueError, match="num_workers"):
         RayFarm(measure_handler=SIMULATE, num_workers=0)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import runtime_programs as RP
+from host_targets import a_feature_this_host_lacks
 from tunefarm.runtime import BenchmarkResult, build, load_module
 from tunefarm.runtime.module_file import ModuleFileError, read_module_file
 from tunefarm.target import Target
@@ -83,7 +84,7 @@ def test_module_for_a_foreign_cpu_refuses_to_run():
     from tunefarm.codegen import compile_funcs
     from tunefarm.runtime import Module
 
-    art = compile_funcs(RP.add(8), Target("llvm -mcpu=skylake-avx512 -mattr=+avx512f"))
+    art = compile_funcs(RP.add(8), Target(f"llvm -mattr=+{a_feature_this_host_lacks()}"))  # this CPU, plus one
     assert art.object[:4] == b"\x7fELF"  # cross-compiling works...
     with pytest.raises(RuntimeError, match="may use instructions this CPU"):
         Module.from_artifact(art)  # ...but running it here could SIGILL: refused

@@ -109,16 +109,19 @@ def test_tune_tasks_shares_the_budget_between_workloads(tmp_path, target, farm, 
 
 
 def test_early_stop_cutoff_is_a_multiple_of_the_best_latency_so_far(tmp_path, target, mm64):
-    """One worker measures in the order the driver picks; each program's simulated latency is fixed by its hash.
-    A program timed twice instead of five times was slower than three times the best measured before it was
-    handed out (at most ``capacity`` items are in flight), and a program timed five times was not."""
+    """One worker measures in the order the driver picks; each program's simulated latency (1 to 10 times
+    ``run_secs``) is fixed by its hash, and the programs sampled differ from host to host. A program timed twice
+    instead of five times was slower than ``multiple`` times the best measured before it was handed out (at most
+    ``capacity`` items are in flight), and a program timed five times was not. With a multiple of 2, 24 evenly
+    spread latencies include a cut one except about once in 15,000 program sets, whatever the host."""
     from tunefarm.farm import LocalFarm
     from tunefarm.testing.simulated_job import SimulatedFarm
     from tunefarm.tuning.api import tune
 
+    multiple = 2.0
     with SimulatedFarm(LocalFarm(1, target=target), build_secs=0.0, run_secs=1e-4) as farm:
         tune(mm64, target=target, max_trials=24, trials_per_round=8, database=str(tmp_path / "a.sqlite"),
-             farm=farm, seed=0, early_stop=3.0)
+             farm=farm, seed=0, early_stop=multiple)
         lag = farm.capacity + 1
         runs = farm_records(tmp_path / "a.sqlite")
         lats = [min(r) for r in runs]
@@ -127,9 +130,9 @@ def test_early_stop_cutoff_is_a_multiple_of_the_best_latency_so_far(tmp_path, ta
         for k, (lat, n) in enumerate(zip(lats, counts)):
             best_before = min(lats[:k - lag + 1], default=float("inf")) if k >= lag else None
             if n == 2:
-                assert lat > 3.0 * min(lats[:k])
+                assert lat > multiple * min(lats[:k])
             elif best_before is not None:
-                assert lat <= 3.0 * best_before
+                assert lat <= multiple * best_before
         # each record says which cost model version chose it: none at first, then the newest finished one
         versions = tunefarm.Database(str(tmp_path / "a.sqlite")).records().sort_values("trial").model_version
         assert versions.iloc[0] == 0 and versions.max() >= 1 and versions.is_monotonic_increasing

@@ -1,4 +1,4 @@
-"""``tunefarm.tvm`` beyond the course notes' happy paths: arrays without copies, the adapters' errors, the
+"""``tunefarm.tvm`` beyond the course notes' happy paths: arrays copied as TVM copies them, the adapters' errors, the
 TOPI and relax.op names checked against numpy, and what importing the facade loads."""
 from __future__ import annotations
 
@@ -17,17 +17,20 @@ from tunefarm.tvm.script import relax as R
 from tunefarm.tvm.script import tir as T
 
 
-def test_nd_arrays_share_memory_with_numpy():
+def test_nd_array_copies_like_tvm_and_numpy_does_not():
     a = np.arange(6, dtype="float32").reshape(2, 3)
     nd = tvm.nd.array(a, device=tvm.cpu())
     a[0, 0] = 9
-    assert isinstance(nd, tvm.nd.NDArray) and nd[0, 0] == 9
-    assert type(nd.numpy()) is np.ndarray and np.shares_memory(nd.numpy(), a)
+    assert isinstance(nd, tvm.nd.NDArray) and nd[0, 0] == 0 and not np.shares_memory(nd, a)  # a copy
+    assert nd.ctypes.data % 64 == 0  # aligned as TVM's allocator aligns
+    assert type(nd.numpy()) is np.ndarray and np.shares_memory(nd.numpy(), nd)  # .numpy(): the same memory
     assert nd.device == tvm.cpu(0) and nd.shape == (2, 3) and nd.dtype == np.float32
-    t = tvm.nd.array(a.T)  # native code reads C order: a transposed view is copied once
+    again = tvm.nd.array(nd)
+    assert not np.shares_memory(again, nd) and (again.numpy() == nd.numpy()).all()
+    t = tvm.nd.array(a.T)  # native code reads C order
     assert not np.shares_memory(t, a) and t.flags.c_contiguous and (t.numpy() == a.T).all()
-    assert tvm.nd.array([[1, 2]]).dtype == np.int64
-    from_other = tvm.nd.from_dlpack(a)  # any DLPack producer (torch tensors in the course)
+    assert tvm.nd.array([[1, 2]]).dtype == np.int64 and tvm.nd.array(2.5).shape == ()
+    from_other = tvm.nd.from_dlpack(a)  # any DLPack producer (torch tensors in the course): no copy
     assert isinstance(from_other, tvm.nd.NDArray) and np.shares_memory(from_other, a)
     e = tvm.nd.empty((3, 4), "int32")
     assert e.shape == (3, 4) and e.dtype == np.int32 and isinstance(e, tvm.nd.NDArray)

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from tunefarm.database.base import TraceDatabase
 from tunefarm.database.errors import UnknownWorkloadError
 from tunefarm.database.records import TuningRecord
-from tunefarm.target import as_target
+from tunefarm.target import as_target, matching_target
 
 
 class BestSchedule(NamedTuple):
@@ -28,9 +28,20 @@ def best_record(db: TraceDatabase, workload, target=None) -> TuningRecord | None
     """The fastest successful record of a workload (a PrimFunc, or its key) on ``target``, or None when it was
     never tuned (there). ``target=None``: the one target it was tuned for (``AmbiguousTargetError`` if several)."""
     try:
-        return db.best(workload, target=None if target is None else str(as_target(target)))
+        return db.best(workload, target=None if target is None else _stored_target(db, workload, target))
     except UnknownWorkloadError:
         return None
+
+
+def _stored_target(db: TraceDatabase, workload, target) -> str:
+    """The stored target string that names ``target``: records keep the string they were stored with, and on
+    this machine ``llvm -mcpu=<its cpu> ...`` means its full feature set, so the canonical form of a caller's
+    string may differ from the stored one although both name the same target."""
+    canonical = str(as_target(target))
+    text = target if isinstance(target, str) else canonical
+    stored = db.targets(workload)
+    found = matching_target(text, stored)
+    return found if found in stored else canonical
 
 
 def best_schedule(db: TraceDatabase, func, target=None) -> BestSchedule | None:

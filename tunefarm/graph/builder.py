@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 
 from ..ir.function import PrimFunc
-from ..ir.graph_expr import Call, Constant, GraphExpr, GraphVar, TensorType
+from ..ir.graph_expr import Call, Constant, DataflowVar, GraphExpr, GraphVar, TensorType
 from ..ir.graph_function import Binding, DataflowBlock, Function
 from ..ir.module import IRModule
 from ..ir.structural import structural_equal
@@ -149,7 +149,10 @@ class BlockBuilder:
         if not isinstance(value, GraphExpr):
             raise TypeError(f"emit() takes a graph value (a call built with tunefarm.graph.ops), got "
                             f"{type(value).__name__}")
-        var = GraphVar(self._fresh(name_hint), value.type)
+        return self._bind(value, name_hint, DataflowVar if self._bindings is not None else GraphVar)
+
+    def _bind(self, value: GraphExpr, name_hint: str, var_class: type) -> GraphVar:
+        var = var_class(self._fresh(name_hint), value.type)
         (self._bindings if self._bindings is not None else self._loose).append(Binding(var, value))
         return var
 
@@ -184,8 +187,12 @@ class BlockBuilder:
             raise RuntimeError("emit_output() must be inside dataflow()")
         if isinstance(var, GraphVar) and any(b.var is var for b in self._bindings):
             gv = var
+            if type(gv) is DataflowVar:
+                gv.__class__ = GraphVar  # visible after the block from now on: a plain var, as in Relax
         else:
-            gv = self.emit(var, "gv")
+            if not isinstance(var, GraphExpr):
+                raise TypeError(f"emit_output() takes a graph value, got {type(var).__name__}")
+            gv = self._bind(var, "gv", GraphVar)
         if all(o is not gv for o in self._outputs):
             self._outputs.append(gv)
         return gv

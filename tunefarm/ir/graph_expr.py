@@ -95,6 +95,13 @@ class GraphVar(GraphExpr):
         return f"{self.name}: {self.type!r}"
 
 
+class DataflowVar(GraphVar):
+    """A variable bound inside a dataflow block and visible only there (the course's ``relax.DataflowVar``:
+    ``isinstance`` of ``GraphVar`` / ``relax.Var`` holds). An output of the block is a plain ``GraphVar``."""
+
+    __slots__ = ()
+
+
 class Constant(GraphExpr):
     """A bound array (parameters after ``BindParams``)."""
 

@@ -133,7 +133,7 @@ class GateParam:
         self.written = written
 
 
-class _Emitter:
+class Emitter:
     """LLVM IR text (opaque pointers, as LLVM 22 requires) for checking arrays and calling the entry."""
 
     def __init__(self):
@@ -164,9 +164,11 @@ class _Emitter:
         self.lines.append(f"  {c} = icmp eq {ty} {a}, {b}")
         return c
 
-    def check_array(self, obj: str, p: GateParam, fail: str, sym: dict) -> list[str]:
-        """Checks of one ``ndarray`` argument; returns its dims (SSA values) and leaves its data pointer."""
-        self.check(self.cmp("i64", self.load(obj, OFF_TYPE, "i64"), id(np.ndarray)), fail)
+    def check_array(self, obj: str, p: GateParam, fail: str, sym: dict, exact_type: bool = True) -> list[str]:
+        """Checks of one ``ndarray`` argument; returns its dims (SSA values) and leaves its data pointer.
+        ``exact_type=False``: the caller has checked the type (a subclass may be accepted)."""
+        if exact_type:
+            self.check(self.cmp("i64", self.load(obj, OFF_TYPE, "i64"), id(np.ndarray)), fail)
         self.check(self.cmp("i64", self.load(obj, OFF_DESCR, "i64"), id(p.dtype)), fail)
         self.check(self.cmp("i32", self.load(obj, OFF_ND, "i32"), len(p.shape)), fail)
         need = C_CONTIGUOUS | ALIGNED | (WRITEABLE if p.written else 0)
@@ -220,7 +222,7 @@ class _Emitter:
 
 
 def gate_ir(entry_addr: int, params: list[GateParam], n_args: int) -> str:
-    em = _Emitter()
+    em = Emitter()
     sym: dict = {}
     data, dims = {}, {}
     for i, p in enumerate(params):
@@ -245,7 +247,7 @@ def native_call_ir(entry_addr: int, params: list[GateParam], n_inputs: int, out_
     and must not overlap any input. ``out_plan`` gives each output dim as an int or a symbol of the inputs.
     Any check that fails branches to ``slow``, which hands the call to ``fallback`` unchanged.
     """
-    em = _Emitter()
+    em = Emitter()
     em.lines.append(f"  %nargs = and i64 %nargsf, {(1 << 63) - 1}")
     em.check(em.cmp("i64", "%nargs", n_inputs), "slow")
     sym: dict = {}
@@ -282,7 +284,7 @@ def native_call_ir(entry_addr: int, params: list[GateParam], n_inputs: int, out_
             + "\n".join(em.lines) + "\n}\n")
 
 
-def _emit_inputs(em: _Emitter, params: list[GateParam], n_inputs: int, sym: dict):
+def _emit_inputs(em: Emitter, params: list[GateParam], n_inputs: int, sym: dict):
     """Check each input array of the vectorcall; ``(data, dims, nbytes, out_index)``, the first three keyed by
     parameter index, ``out_index`` the parameter that is the output."""
     data, dims, nbytes = {}, {}, {}
@@ -299,11 +301,11 @@ def _emit_inputs(em: _Emitter, params: list[GateParam], n_inputs: int, sym: dict
         em.lines.append(f"  {obj} = load ptr, ptr {slot}, align 8")
         dims[i] = em.check_array(obj, p, "slow", sym)
         data[i] = em.load(obj, OFF_DATA, "ptr")
-        nbytes[i] = _emit_nbytes(em, dims[i], p.dtype.itemsize)
+        nbytes[i] = emit_nbytes(em, dims[i], p.dtype.itemsize)
     return data, dims, nbytes, out_index
 
 
-def _emit_given_output(em: _Emitter, n_inputs: int, out_plan: list, out_dims: list, out_dtype: np.dtype,
+def _emit_given_output(em: Emitter, n_inputs: int, out_plan: list, out_dims: list, out_dtype: np.dtype,
                        data: dict, nbytes: dict) -> str:
     """Block ``given``: one keyword, named ``out`` (interned), a writable array of the output's shape that
     overlaps no input; branches to ``run_given`` with it."""
@@ -320,14 +322,14 @@ def _emit_given_output(em: _Emitter, n_inputs: int, out_plan: list, out_dims: li
     for got, want in zip(given_dims, out_dims):
         em.check(em.cmp("i64", got, want), "slow")
     gdata = em.load(given, OFF_DATA, "ptr")
-    gbytes = _emit_nbytes(em, out_dims, out_dtype.itemsize)
+    gbytes = emit_nbytes(em, out_dims, out_dtype.itemsize)
     for i in nbytes:
-        _emit_no_overlap(em, gdata, gbytes, data[i], nbytes[i], "slow")
+        emit_no_overlap(em, gdata, gbytes, data[i], nbytes[i], "slow")
     em.lines.append("  br label %run_given")
     return given
 
 
-def _emit_new_output(em: _Emitter, out_dims: list, out_dtype, empty_addr: int) -> str:
+def _emit_new_output(em: Emitter, out_dims: list, out_dtype, empty_addr: int) -> str:
     """Block ``alloc`` (no keywords): numpy allocates the output (``PyArray_Empty`` steals a reference to the
     descriptor); branches to ``run_fresh`` with it, or to ``error`` when allocation failed."""
     em.lines.append("alloc:")
@@ -352,7 +354,7 @@ def _emit_new_output(em: _Emitter, out_dims: list, out_dtype, empty_addr: int) -
     return fresh
 
 
-def _emit_nbytes(em: _Emitter, dims: list, itemsize: int) -> str:
+def emit_nbytes(em: Emitter, dims: list, itemsize: int) -> str:
     acc = str(itemsize)
     for d in dims:
         t = em.tmp()
@@ -361,7 +363,7 @@ def _emit_nbytes(em: _Emitter, dims: list, itemsize: int) -> str:
     return acc
 
 
-def _emit_no_overlap(em: _Emitter, a: str, an: str, b: str, bn: str, fail: str) -> None:
+def emit_no_overlap(em: Emitter, a: str, an: str, b: str, bn: str, fail: str) -> None:
     """Branch to ``fail`` when ``[a, a + an)`` and ``[b, b + bn)`` intersect (empty ranges never do)."""
     ai, bi, ae, be = em.tmp(), em.tmp(), em.tmp(), em.tmp()
     em.lines += [f"  {ai} = ptrtoint ptr {a} to i64", f"  {bi} = ptrtoint ptr {b} to i64",
@@ -374,7 +376,7 @@ def _emit_no_overlap(em: _Emitter, a: str, an: str, b: str, bn: str, fail: str) 
     em.lines += [f"  br i1 {bad}, label %{fail}, label %{ok}", f"{ok}:"]
 
 
-class _Jit:
+class Jit:
     """One tiny MCJIT module; the code lives as long as this object."""
 
     def __init__(self, text: str, symbol: str):
@@ -404,11 +406,11 @@ class Gate:
 
     def __init__(self, entry_addr: int, params: list[GateParam], n_args: int, keepalive=()):
         self._keep = (list(keepalive), [p.const for p in params if p.const is not None])
-        self._jit = _Jit(gate_ir(entry_addr, params, n_args), "gate")
+        self._jit = Jit(gate_ir(entry_addr, params, n_args), "gate")
         self.call = ctypes.PYFUNCTYPE(ctypes.c_int, *([ctypes.py_object] * n_args))(self._jit.address)
 
 
-class _PyMethodDef(ctypes.Structure):
+class PyMethodDef(ctypes.Structure):
     _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
                 ("ml_doc", ctypes.c_char_p)]
 
@@ -428,8 +430,8 @@ class NativeCall:
         vectorcall = ctypes.cast(ctypes.pythonapi.PyObject_Vectorcall, ctypes.c_void_p).value
         text = native_call_ir(entry_addr, params, n_inputs, out_plan, self._dtype, pyarray_empty_address(),
                               vectorcall, id(fallback))
-        self._jit = _Jit(text, "call")
-        self._def = _PyMethodDef(b"tunefarm_model_call", self._jit.address, METH_FASTCALL | METH_KEYWORDS,
+        self._jit = Jit(text, "call")
+        self._def = PyMethodDef(b"tunefarm_model_call", self._jit.address, METH_FASTCALL | METH_KEYWORDS,
                                  b"Run the compiled model on numpy arrays (native fast path).")
         new = ctypes.pythonapi.PyCFunction_NewEx
         new.restype = ctypes.py_object

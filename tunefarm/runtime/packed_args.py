@@ -5,7 +5,8 @@ process), so every call path checks first: numpy arrays (TypeError otherwise), e
 shape including symbolic dimensions consistent across parameters (ValueError), C-contiguous (ValueError),
 aligned to at least the element size (ValueError), outputs writable and not overlapping another argument
 (ValueError: buffers are ``noalias`` in the generated code). Messages name the function, the parameter and
-expected vs given.
+expected vs given. A function called repeatedly runs the same checks natively first (``native_packed_call``)
+and comes here only for what those did not accept, so these messages are the only ones a caller sees.
 
 Packing produces the ``void** args`` array of the packed entry: one data pointer per parameter, then a pointer
 to the int64 shape array (all parameter shapes concatenated).

@@ -12,7 +12,7 @@ course                                                   tunefarm
 =======================================================  ===============================================
 
 Everything here adapts names and call shapes onto tunefarm's own API (nothing is implemented twice):
-``tvm.nd.array`` / ``.numpy()`` are numpy arrays without copies, ``tvm.cpu()`` the one device, ``tvm.build``
+``tvm.nd.array`` copies into a numpy array (``.numpy()`` does not copy), ``tvm.cpu()`` the one device, ``tvm.build``
 ``tunefarm.runtime.build``, ``tvm.compile`` / ``relax.build`` ``tunefarm.compile``, ``tvm.tir.Schedule`` tunefarm's
 ``Schedule``, ``ms.tune_tir`` ``tunefarm.tune``, ``tvm.register_func`` tunefarm's registry (functions get
 NDArrays). Importing it loads neither the tuning stack (ray, xgboost) nor the farm.

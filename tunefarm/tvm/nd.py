@@ -1,14 +1,17 @@
 """``tvm.nd``: arrays handed to and returned by compiled code.
 
 ``NDArray`` is a numpy array (a subclass, so everything in tunefarm that takes numpy arrays takes it as it
-is); ``tvm.nd.array(x)`` views ``x`` without copying when it already has the layout native code reads (C
-order, aligned), and ``.numpy()`` is the same memory seen as a plain numpy array. There is one device, the
-CPU, so nothing ever moves. ``torch.from_dlpack(a)`` works on it as on any numpy array.
+is). ``tvm.nd.array(x)`` copies ``x`` as TVM's does (C order, 64-byte aligned like TVM's allocator), so two
+arrays made from one source never share memory and writing one never changes ``x``. Without copies: the
+arrays compiled code returns (``vm["main"](...)``), ``.numpy()`` (the same memory seen as a plain numpy array)
+and ``from_dlpack``. There is one device, the CPU, so nothing ever moves. ``torch.from_dlpack(a)`` works on it
+as on any numpy array.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..runtime import aligned
 from .device import Device, cpu
 
 
@@ -30,15 +33,12 @@ def _check_device(device) -> None:
 
 
 def array(source, device: Device | None = None) -> NDArray:
-    """``tvm.nd.array(x, device=tvm.cpu())``: ``x`` as an NDArray (a view when it needs no re-layout)."""
+    """``tvm.nd.array(x, device=tvm.cpu())``: a copy of ``x`` as an NDArray (see the module doc)."""
     _check_device(device)
-    if isinstance(source, np.ndarray) and source.flags.c_contiguous and source.flags.aligned:
-        arr = source
-    else:
-        arr = np.array(np.asarray(source), order="C", copy=True)
-    if arr.dtype == object:
+    src = np.asarray(source)
+    if src.dtype == object:
         raise TypeError("tvm.nd.array takes numeric data, got Python objects")
-    return arr.view(NDArray)
+    return aligned.copy(src).view(NDArray)
 
 
 def from_dlpack(tensor) -> NDArray:
