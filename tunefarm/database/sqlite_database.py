@@ -23,7 +23,8 @@ from typing import Any
 from tunefarm.database import claims, liveness
 from tunefarm.database.base import TraceDatabase
 from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
-from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, UnknownJobError, UnknownWorkloadError
+from tunefarm.database.errors import (AmbiguousTargetError, DatabaseError, InvalidRecordError, UnknownJobError,
+                                      UnknownWorkloadError)
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
 from tunefarm.database.schema import INSERT_RECORD
 from tunefarm.database.trace_format import trace_from_text
@@ -102,6 +103,8 @@ class Database(TraceDatabase):
     def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
                  readonly: bool = False):
         self.path = os.fspath(path)
+        if not isinstance(self.path, str) or not self.path.strip():
+            raise DatabaseError(f"a database path must name a file, got {self.path!r}")
         self.timeout = float(timeout)
         self._create = create and not readonly
         self._readonly = readonly

@@ -257,7 +257,12 @@ class TuningJob:
             t = d.work.tag[1]
             t.requests_in_flight -= 1
             t0 = time.thread_time()
-            t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
+            if d.status in (DoneStatus.LOST, DoneStatus.TIMEOUT):
+                retry = t.search_lost(d.work, d.error)
+                if retry is not None:
+                    self.farm.put(retry)
+            else:
+                t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
             self.search_cpu += time.thread_time() - t0
             if t.error:
                 log.error("%s", t.error)
