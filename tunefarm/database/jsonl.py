@@ -168,6 +168,8 @@ class _Importer:
             raise InvalidRecordError("created_us must be an integer, got null")
         row = prepare_row(Record(d.get("workload"), d.get("trace"), d.get("program_hash"), d.get("target"),
                                  result, None, d.get("trial"), model_version=d.get("model_version")), created)
+        if row[3] is None:
+            raise InvalidRecordError("trial must be an integer >= 0, got null")
         wid = self._ref(self.workloads, "SELECT id FROM workloads WHERE key = ?", row[0], "workload", lineno)
         import_check.check_run_secs(result.status.value, result.run_secs)
         phash = import_check.checked_program_hash(row[0], self._ir_text(row[0]), row[4], row[5])

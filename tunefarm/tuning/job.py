@@ -289,7 +289,7 @@ class TuningJob:
         t.search.measured_result(entry, lat)
         self.model.add([entry.features], [t.key], [lat])
         self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
-                                           t.state.trials, model_version=version))
+                                           None, model_version=version))  # numbered at commit, across jobs
         t.state.trials += 1
         if result.ok:
             t.state.best_latency = min(t.state.best_latency, result.median_secs)
