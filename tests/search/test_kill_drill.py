@@ -92,6 +92,7 @@ def test_six_sigkills_on_local_workers_do_not_end_the_job(tmp_path, target):
         _drill(farm, lambda: [p for p in farm.worker_pids if _age_s(p) > STARTED_S], tmp_path, target)
 
 
+@pytest.mark.slow  # a private Ray starts for it (run by CI in the slow step)
 def test_six_sigkills_on_ray_actors_do_not_end_the_job(tmp_path, target):
     ray = pytest.importorskip("ray")
     from tunefarm.farm import RayFarm

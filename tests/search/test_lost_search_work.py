@@ -45,6 +45,7 @@ def test_six_workers_killed_in_search_work_do_not_end_the_job(tmp_path, target, 
     _check(result, folder, lost, 5)
 
 
+@pytest.mark.slow  # a private Ray starts for it (run by CI in the slow step)
 def test_six_actors_killed_in_search_work_do_not_end_the_job(tmp_path, target, monkeypatch):
     ray = pytest.importorskip("ray")
     from tunefarm.farm import RayFarm
