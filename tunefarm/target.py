@@ -14,7 +14,10 @@ Defaults and why:
 from __future__ import annotations
 
 import functools
+import os
 import re
+import sys
+import tempfile
 
 _KNOWN_OPTIONS = ("mcpu", "mattr", "num-cores")
 _FEATURE_RE = re.compile(r"^[+-][A-Za-z0-9_.\-]+$")
@@ -250,3 +253,36 @@ def matching_target(text: str, stored) -> str:
 def as_target(target) -> Target:
     """Accept a Target, a string, a dict or None (host)."""
     return target if isinstance(target, Target) else Target(target)
+
+
+@functools.lru_cache(maxsize=64)
+def llvm_knows_cpu(cpu: str) -> bool:
+    """Whether LLVM knows ``cpu`` for this process's triple. llvmlite lists no CPUs: LLVM says so on stderr
+    ("is not a recognized processor") when a target machine is made for one it does not know, and then builds
+    generic code; so the message is read from fd 2 while one is made."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    target = llvm.Target.from_default_triple()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as err:
+        saved = os.dup(2)
+        os.dup2(err.fileno(), 2)
+        try:
+            target.create_target_machine(cpu=cpu)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        said = err.read().decode("utf-8", "replace")
+    return "not a recognized processor" not in said
+
+
+def check_known_cpu(target: Target) -> Target:
+    """Refuse a target whose CPU LLVM does not know (its code would be built for no CPU at all)."""
+    if target.cpu != host_cpu_name() and not llvm_knows_cpu(target.cpu):
+        import llvmlite.binding as llvm
+
+        raise ValueError(f"unknown CPU {target.cpu!r} in target {str(target)!r}: LLVM does not know it for "
+                         f"{llvm.get_default_triple()} (this host's CPU is {host_cpu_name()!r})")
+    return target

@@ -3,7 +3,8 @@
 the database and ``PRAGMA integrity_check`` never change.
 
 The database holds one study; the file is the export of another study of the same workloads (other jobs,
-other record uids). Mutations: bytes flipped, inserted, deleted or cut off; lines duplicated, swapped or
+other record uids); a record of a program the database (or the file, above it) already holds on its target is
+skipped and counted. Mutations: bytes flipped, inserted, deleted or cut off; lines duplicated, swapped or
 dropped; a JSON field replaced by an odd value, dropped or added; a trace instruction's kind, inputs,
 attributes or decision changed; a record given another record's trace (with or without its hash).
 """
@@ -130,15 +131,21 @@ def _integrity(path) -> str:
         return raw.execute("PRAGMA integrity_check").fetchone()[0]
 
 
-def _check_intact(data: bytes, stored: dict[str, tuple]) -> int:
-    """Every record line of an accepted file is stored exactly as written; returns how many records (uids)."""
-    uids = set()
+def _check_intact(data: bytes, stored: dict[str, tuple]) -> tuple[int, int]:
+    """Every record line of an accepted file is stored exactly as written, or skipped as a program already stored
+    on its target; returns (records stored from the file, record lines)."""
+    uids, lines = set(), 0
+    programs = {(r[0], r[1], r[4]) for r in stored.values()}
     for raw in data.split(b"\n"):
         try:
             d = json.loads(raw)
         except ValueError:
             continue  # an accepted file has no such line, but blank ones are skipped
         if not isinstance(d, dict) or d.get("type") != "record":
+            continue
+        lines += 1
+        if d["uid"] not in stored or d["uid"] in uids:  # skipped: the program was stored before it
+            assert d.get("program_hash") is None or (d["workload"], d["target"], d["program_hash"]) in programs
             continue
         uids.add(d["uid"])
         key, target, trial, trace, phash, status, run_json, build, error, host, created = stored[d["uid"]]
@@ -148,7 +155,7 @@ def _check_intact(data: bytes, stored: dict[str, tuple]) -> int:
         assert phash == d.get("program_hash") or d.get("program_hash") is None
         assert (build, error, host, created) == (float(d.get("build_secs") or 0), d.get("error"),
                                                  d.get("host") or "", d["created_us"])
-    return len(uids)
+    return len(uids), lines
 
 
 def run_fuzz(setup, n: int, seed: int) -> None:
@@ -165,14 +172,16 @@ def run_fuzz(setup, n: int, seed: int) -> None:
         (root / "case.jsonl").write_bytes(data)
         db = Database(path)
         try:
-            db.import_(root / "case.jsonl")
+            new = db.import_(root / "case.jsonl")
         except DatabaseError as e:
             assert "\n" not in str(e) and len(str(e)) < 1000, (i, str(e)[:2000])
             outcomes["refused"] += 1
         else:
             outcomes["imported"] += 1
             stored = _stored_records(path)
-            assert _check_intact(data, stored) == len(stored) - len(base_records), i
+            intact, lines = _check_intact(data, stored)
+            assert intact == new["records"] == len(stored) - len(base_records), i
+            assert lines == new["records"] + new["skipped"], i
         after = db.records()
         db.close()
         kept = after[after.record_id.isin(base_frame.record_id)].reset_index(drop=True)

@@ -1,5 +1,6 @@
 """A ``tunefarm tune`` driver killed by SIGKILL never finishes its job: ``best``, ``report`` and ``records`` show
-the job as ``killed`` (decided from the pid and process start time that ``start_job`` recorded)."""
+the job as ``killed`` (decided from the pid and process start time that ``start_job`` recorded), and the first
+reader that finds it so stores it."""
 from __future__ import annotations
 
 import os
@@ -47,8 +48,8 @@ def test_a_sigkilled_tune_job_shows_as_killed(tmp_path, capsys):
     db = Database(path, create=False)
     jobs = db.jobs()
     assert jobs["status"].tolist() == ["killed"] and jobs["pid"].tolist() == [proc.pid]
-    with sqlite3.connect(path) as raw:  # the stored row was never finished: the state is decided when read
-        assert raw.execute("SELECT status FROM jobs").fetchall() == [("running",)]
+    with sqlite3.connect(path) as raw:  # the reader that found the driver gone stored what it saw
+        assert raw.execute("SELECT status, finished_us = heartbeat_us FROM jobs").fetchall() == [("killed", 1)]
     assert set(db.records()["job_status"]) == {"killed"}
     assert main(["best", "--db", path, "--format", "json"]) == 0
     assert '"job_status": "killed"' in capsys.readouterr().out

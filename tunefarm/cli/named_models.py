@@ -16,6 +16,10 @@ from ..nn.models import convnet, mlp
 from .errors import CommandError
 
 MODELS = ("mlp", "convnet")
+REFUSED = 2  # exit status of input refused before anything started
+# float32 values one sample holds on its way through each model (input, every layer's output)
+ACTIVATION_FLOATS = {"mlp": 784 + 128 + 128 + 10,
+                     "convnet": 784 + 2 * 8 * 28 * 28 + 8 * 14 * 14 + 2 * 16 * 12 * 12 + 16 * 6 * 6 * 2 + 64 * 2 + 10}
 
 
 @contextlib.contextmanager
@@ -27,12 +31,42 @@ def params_errors(path: str | None):
         raise CommandError(f"cannot read the weights {path!r}: {e}") from None
 
 
-def check_params_file(path: str) -> None:
-    """Refuse a weights file that is missing or unreadable, before anything else starts."""
+def expected_params(name: str) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Each weight a named model reads: its shape and dtype (the MLP in the course's naming)."""
+    if name == "mlp":
+        return {"w0": ((128, 784), "float32"), "b0": ((128,), "float32"), "w1": ((10, 128), "float32"),
+                "b1": ((10,), "float32")}
+    return {k: (tuple(v.shape), str(v.dtype)) for k, v in convnet().state_dict().items()}
+
+
+def check_params_file(path: str, model: str) -> None:
+    """Refuse a weights file that is missing or unreadable, or whose names, shapes or dtypes are not the
+    model's, before anything else starts (the model would fail on them later with a traceback)."""
     if not os.path.exists(path):
         raise CommandError(f"parameter file {path!r} does not exist")
     with params_errors(path):
-        load_params(path)
+        params = load_params(path)
+    want = expected_params(model)
+    missing, unexpected = sorted(set(want) - set(params)), sorted(set(params) - set(want))
+    if missing or unexpected:
+        raise CommandError(f"the weights {path!r} do not fit the {model}: missing {missing}, unexpected "
+                           f"{unexpected} (expected {', '.join(want)})", REFUSED)
+    for key, (shape, dtype) in want.items():
+        got = params[key]
+        if tuple(got.shape) != shape or str(got.dtype) != dtype:
+            raise CommandError(f"the weights {path!r} do not fit the {model}: {key} is {got.dtype}{list(got.shape)}, "
+                               f"expected {dtype}{list(shape)}", REFUSED)
+
+
+def check_batch(model: str, batch: int) -> None:
+    """Refuse a batch size whose activations this host cannot allocate (numpy would fail after tuning)."""
+    from ..tuning.limits import MEASURE_COPIES, host_memory_bytes  # on use: the package loads the tuning stack
+
+    need = batch * ACTIVATION_FLOATS[model] * 4 * MEASURE_COPIES
+    memory = host_memory_bytes()
+    if memory is not None and need > memory:
+        raise CommandError(f"--batch {batch} needs about {need / 2**30:.1f} GiB for the {model}'s activations "
+                           f"but this host has {memory / 2**30:.1f} GiB available", REFUSED)
 
 
 def load_model(name: str, params_path: str | None, batch: int):

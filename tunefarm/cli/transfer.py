@@ -31,7 +31,9 @@ def run_import(args: argparse.Namespace) -> int:
         raise CommandError(f"export file {args.file!r} does not exist")
     with Database(args.db) as db:
         new = db.import_(args.file)
-    print(f"imported into {args.db}: " + ", ".join(f"{n} new {kind}" for kind, n in new.items()))
+    skipped = new.pop("skipped")
+    print(f"imported into {args.db}: " + ", ".join(f"{n} new {kind}" for kind, n in new.items())
+          + f"; {skipped} records skipped (their programs were already measured on their target)")
     return 0
 
 

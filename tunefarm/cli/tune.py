@@ -46,13 +46,22 @@ def _inputs(args):
     from ..search.space import SpaceError
     from ..search.workloads import WorkloadError, load_workload
     from ..tuning.farm_on_demand import farm_on_demand
+    from ..tuning.limits import check_buffers, check_seed, check_timeout
 
     if args.trials < 0 or args.trials_per_round < 1:
         raise CommandError("--trials must be >= 0 and --trials-per-round >= 1", REFUSED)
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers must be at least 1, got {args.workers}", REFUSED)
+    if not args.db.strip():
+        raise CommandError("--db needs a file name (got an empty one)", REFUSED)
+    for option, check, value in (("--timeout", check_timeout, args.timeout), ("--seed", check_seed, args.seed)):
+        try:
+            check(value)
+        except ValueError as e:
+            raise CommandError(f"{option}: {e}", REFUSED) from None
     try:
         name, func = load_workload(args.workload)
+        check_buffers(name, func)
         space = None if args.space is None else create_space(args.space)
         farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     except (WorkloadError, SpaceError, ValueError) as e:

@@ -34,7 +34,9 @@ def _checked_batches(args) -> tuple[int, ...]:
     """Everything that can be refused before a farm starts, refused now: the batch sizes to tune."""
     # the database and the models load when the command runs (see the package docstring)
     from ..database import Database
-    from .named_models import check_params_file
+    from ..tuning.farm_on_demand import check_farm_arguments
+    from ..tuning.limits import check_seed
+    from .named_models import REFUSED, check_batch, check_params_file
 
     if args.trials < 0:
         raise CommandError("--trials must be >= 0")
@@ -46,8 +48,20 @@ def _checked_batches(args) -> tuple[int, ...]:
     bad = [b for b in batches if b < 1]
     if bad:
         raise CommandError(f"--batch must be at least 1, got {bad[0]}")
+    for b in batches:
+        check_batch(args.model, b)
     if args.params is not None:
-        check_params_file(args.params)
+        check_params_file(args.params, args.model)
+    if not args.db.strip():
+        raise CommandError("--db needs a file name (got an empty one)", REFUSED)
+    try:
+        check_seed(args.seed)
+    except ValueError as e:
+        raise CommandError(f"--seed: {e}", REFUSED) from None
+    try:
+        check_farm_arguments(args.farm, args.target, args.workers, args.ray_address)
+    except ValueError as e:
+        raise CommandError(str(e), REFUSED) from None
     Database(args.db).close()  # a database that cannot be opened or created fails here, not after tuning starts
     return batches
 

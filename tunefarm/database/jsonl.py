@@ -4,8 +4,10 @@ One JSON object per line, tagged by ``"type"``: a header, then workloads, jobs, 
 that order, so a reader can resolve references as it goes). Rows carry stable identities (workload key,
 job/batch/record ``uid``), so importing the same file twice adds nothing the second time. An export is
 untrusted input: results are validated like freshly measured ones, and every workload and trace must prove
-it is a real program (``import_check``). One bad line refuses the whole file with a one-line reason naming
-the line, and leaves the database as it was.
+it is a real program (``import_check``); a record may not join a batch stored before (batches are stored
+whole); a record of a program already measured on its target is skipped (and counted). One bad line, or one
+longer than ``MAX_LINE_BYTES``, refuses the whole file with a one-line reason naming the line, and leaves the
+database as it was.
 """
 from __future__ import annotations
 
@@ -23,6 +25,9 @@ from tunefarm.runtime.measure_result import MeasureResult
 FORMAT = "tunefarm-db-export"
 FORMAT_VERSION = 1
 _CHUNK = 2000
+# one line of an export (a workload's IR JSON, a record's trace): the largest built-in workload's line is under
+# 100 kB; a longer line is refused unread
+MAX_LINE_BYTES = 8 << 20
 # who ran a job (``liveness``): optional in a job line; a pid means something only in its own ``pid_space``
 _JOB_DRIVER = ("pid", "host", "pid_space", "pid_start", "heartbeat_us")
 _JOB_DRIVER_TYPES = (int, str, str, int, int)
@@ -93,7 +98,9 @@ class _Importer:
 
     def __init__(self, conn: sqlite3.Connection, path: str):
         self.conn, self.path = conn, path
-        self.new = {"workloads": 0, "jobs": 0, "batches": 0, "records": 0}
+        self.new = {"workloads": 0, "jobs": 0, "batches": 0, "records": 0, "skipped": 0}
+        self.new_batches: set[str] = set()   # batches this import created: the only ones records may join
+        self.programs: set[tuple] = set()    # (workload id, target id, program hash) this import stores
         self.workloads: dict[str, int] = {}
         self.jobs: dict[str, int] = {}
         self.batches: dict[str, int] = {}
@@ -158,6 +165,8 @@ class _Importer:
             "INSERT OR IGNORE INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
             (uid, job, n, int(d["created_us"])))
         self.new["batches"] += cur.rowcount
+        if cur.rowcount:
+            self.new_batches.add(uid)
 
     def record(self, d: dict, lineno: int) -> None:
         uid = nonempty_str(d.get("uid"), "record uid")
@@ -168,8 +177,12 @@ class _Importer:
             raise InvalidRecordError("created_us must be an integer, got null")
         row = prepare_row(Record(d.get("workload"), d.get("trace"), d.get("program_hash"), d.get("target"),
                                  result, None, d.get("trial"), model_version=d.get("model_version")), created)
+        if row[3] is None:
+            raise InvalidRecordError("trial must be an integer >= 0, got null")
         wid = self._ref(self.workloads, "SELECT id FROM workloads WHERE key = ?", row[0], "workload", lineno)
         import_check.check_run_secs(result.status.value, result.run_secs)
+        import_check.check_no_run_secs_on_build_error(result.status.value, result.run_secs)
+        import_check.check_latency(row[0], self._ir_text(row[0]), row[1], result.run_secs)
         phash = import_check.checked_program_hash(row[0], self._ir_text(row[0]), row[4], row[5])
         row = (*row[:5], phash, *row[6:])
         if row[1] not in self.targets:
@@ -177,9 +190,22 @@ class _Importer:
         tid = self._ref(self.targets, "SELECT id FROM targets WHERE target = ?", row[1], "target", lineno)
         job = self._ref(self.jobs, "SELECT id FROM jobs WHERE uid = ?", d.get("job"), "job", lineno)
         batch = self._ref(self.batches, "SELECT id FROM batches WHERE uid = ?", d.get("batch"), "batch", lineno)
+        if self._measured(wid, tid, phash):  # the rule of tuning: a program is measured once per target
+            self.new["skipped"] += 1
+            return
+        if batch is not None and d["batch"] not in self.new_batches:
+            raise InvalidRecordError(f"record {uid!r} joins batch {d['batch']!r}, which is already stored with "
+                                     "its records (a batch is stored whole, in one transaction)"[:300])
+        self.programs.add((wid, tid, phash))
         self.pending.append((uid, wid, tid, job, batch, *row[3:]))
         if len(self.pending) >= _CHUNK:
             self.flush()
+
+    def _measured(self, wid: int, tid: int, phash: str) -> bool:
+        """Whether the database, or this import, already holds a record of the program on the target."""
+        return (wid, tid, phash) in self.programs or self.conn.execute(
+            "SELECT 1 FROM records WHERE workload_id = ? AND target_id = ? AND program_hash = ? LIMIT 1",
+            (wid, tid, phash)).fetchone() is not None
 
     def _ir_text(self, key: str) -> str:
         if key not in self.ir_texts:
@@ -193,8 +219,25 @@ class _Importer:
             self.pending.clear()
 
 
+def _lines(f, path: str):
+    """The file's lines, each taken with a bounded read: a line over ``MAX_LINE_BYTES`` is refused before it is
+    held whole or parsed (a 150 MB line took 626 MB of memory to refuse)."""
+    lineno = 0
+    while True:
+        raw = f.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise InvalidRecordError(f"{path}:{lineno}: line longer than {MAX_LINE_BYTES >> 20} MiB, the limit of "
+                                     "one line of an export")
+        yield raw
+
+
 def import_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
-    """Merge an export into the database; the caller holds the write transaction (all or nothing)."""
+    """Merge an export into the database; the caller holds the write transaction (all or nothing). Returns the
+    new rows per kind, and ``skipped``: records of programs already measured on their target (here or earlier in
+    the file), left out as tuning would never measure them again."""
     imp = _Importer(conn, path)
     handlers = {"workload": imp.workload, "job": imp.job, "batch": imp.batch, "record": imp.record}
     try:
@@ -203,7 +246,7 @@ def import_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
         raise DatabaseError(f"cannot read export {path!r}: {e}") from None
     with f:
         header_seen = False
-        for lineno, raw in enumerate(f, 1):
+        for lineno, raw in enumerate(_lines(f, path), 1):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:

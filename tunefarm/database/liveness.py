@@ -13,6 +13,9 @@ or a full disk never does. So every reader decides for itself, from the row:
 * otherwise ``running``.
 
 Only ``running`` is alive: the claims of a ``killed`` or ``stale`` job no longer count (see ``claims.py``).
+A job found ``killed`` is stored so (``store_killed``: status ``killed``, finished at its last heartbeat) by the
+next process that looks at the jobs and can write the file; ``stale`` is never stored (a stale driver that
+heartbeats again is alive).
 Drivers heartbeat at least once per trial (``Database.heartbeat``, ``claim`` and ``commit_records`` all do),
 so the timeout only has to exceed the longest pause between trials: a trial's own timeout plus a cost-model
 refit, well under a minute; five minutes leaves a wide margin.
@@ -100,3 +103,19 @@ def job_state(status: str, pid: int | None, space: str | None, start: int | None
     if now_us - last > HEARTBEAT_TIMEOUT_S * 1e6:
         return STALE
     return RUNNING
+
+
+def dead_jobs(conn) -> list[int]:
+    """Ids of jobs stored ``running`` whose driver ran in this process space and is gone (``killed``)."""
+    rows = conn.execute("SELECT id, pid, pid_start FROM jobs WHERE status = ? AND pid IS NOT NULL AND pid_space = ?",
+                        (RUNNING, pid_space())).fetchall()
+    return [job for job, pid, start in rows if not pid_alive(pid, start)]
+
+
+def store_killed(conn, jobs: list[int]) -> None:
+    """Store ``killed`` for jobs found dead (the body of a write transaction), so the row says what readers see;
+    the job ended at its last sign of life. Their claims end with them."""
+    for job in jobs:
+        if conn.execute("UPDATE jobs SET status = ?, finished_us = COALESCE(heartbeat_us, started_us) "
+                        "WHERE id = ? AND status = ?", (KILLED, job, RUNNING)).rowcount:
+            conn.execute("DELETE FROM claims WHERE job_id = ?", (job,))

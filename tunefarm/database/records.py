@@ -24,7 +24,8 @@ from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 class Record:
     """One measured candidate, as committed by the search/farm.
 
-    ``created`` (unix seconds) defaults to the commit time; set it only when replaying history.
+    ``created`` (unix seconds) defaults to the commit time; set it only when replaying history. ``trial`` None
+    is numbered at commit: the next number of its workload and target, in commit order across jobs.
     """
 
     workload_key: str
@@ -33,7 +34,7 @@ class Record:
     target: str
     result: MeasureResult
     job_id: int | None = None
-    trial: int = 0
+    trial: int | None = 0
     created: float | None = None
     model_version: int | None = None  # the cost model version that chose it (0: chosen before any model)
 
@@ -148,8 +149,8 @@ def prepare_row(obj: Any, created_default: int) -> tuple:
         raise InvalidRecordError(f"program_hash must be a string or None, got {rec.program_hash!r}")
     job_id = opt_int(rec.job_id, "job_id")
     trial = opt_int(rec.trial, "trial")
-    if trial is None or trial < 0:
-        raise InvalidRecordError(f"trial must be an integer >= 0, got {rec.trial!r}")
+    if trial is not None and trial < 0:
+        raise InvalidRecordError(f"trial must be an integer >= 0 or None, got {rec.trial!r}")
     created = created_default
     if rec.created is not None:
         if isinstance(rec.created, bool) or not isinstance(rec.created, (int, float)) or not math.isfinite(rec.created):

@@ -23,7 +23,8 @@ from typing import Any
 from tunefarm.database import claims, liveness
 from tunefarm.database.base import TraceDatabase
 from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
-from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, UnknownJobError, UnknownWorkloadError
+from tunefarm.database.errors import (AmbiguousTargetError, DatabaseError, InvalidRecordError, UnknownJobError,
+                                      UnknownWorkloadError)
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
 from tunefarm.database.schema import INSERT_RECORD
 from tunefarm.database.trace_format import trace_from_text
@@ -102,6 +103,8 @@ class Database(TraceDatabase):
     def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
                  readonly: bool = False):
         self.path = os.fspath(path)
+        if not isinstance(self.path, str) or not self.path.strip():
+            raise DatabaseError(f"a database path must name a file, got {self.path!r}")
         self.timeout = float(timeout)
         self._create = create and not readonly
         self._readonly = readonly
@@ -142,6 +145,15 @@ class Database(TraceDatabase):
 
     def _write(self, fn):
         return write_transaction(self._conn(), fn, self.timeout)
+
+    def _store_dead_jobs(self) -> None:
+        """Store ``killed`` for running jobs whose driver is gone (see ``liveness``), when this file is writable."""
+        if self._readonly or not liveness.dead_jobs(self._conn()):
+            return
+        try:
+            self._write(lambda conn: liveness.store_killed(conn, liveness.dead_jobs(conn)))
+        except (sqlite3.Error, DatabaseError, OSError):
+            pass  # a file this process cannot write: readers still decide the state from the row
 
     # -- lookups -----------------------------------------------------------------------------------------
     def _workload(self, conn: sqlite3.Connection, workload: Any) -> WorkloadInfo:
@@ -247,6 +259,7 @@ class Database(TraceDatabase):
             raise InvalidRecordError(f"job config must be JSON data: {e}") from None
         pid, host, space, start = liveness.this_process()
         now = now_us()
+        self._store_dead_jobs()
         return self._write(lambda conn: conn.execute(
             "INSERT INTO jobs (uid, name, config_json, started_us, status, pid, host, pid_space, pid_start, "
             "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
@@ -268,6 +281,7 @@ class Database(TraceDatabase):
     @_translated
     def job_state(self, job_id: int) -> str:
         """``running``, ``killed``, ``stale`` (see ``liveness``) or the status a finished job ended with."""
+        self._store_dead_jobs()
         try:
             return claims.job_state(self._conn(), opt_int(job_id, "job_id"), now_us())
         except UnknownJobError:
@@ -399,8 +413,9 @@ class Database(TraceDatabase):
         batch_id = conn.execute(
             "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
             (uuid.uuid4().hex, batch_job, len(rows), now_us())).lastrowid
-        conn.executemany(INSERT_RECORD, [
-            (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, *r[3:]) for r in rows])
+        conn.executemany(INSERT_RECORD, [  # a NULL trial is numbered by the insert (see schema.INSERT_RECORD)
+            (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, r[3], wids[r[0]], tids[r[1]], *r[4:])
+            for r in rows])
         conn.executemany("UPDATE jobs SET heartbeat_us = ? WHERE id = ? AND status = 'running'",
                          [(now_us(), job) for job in job_ids - {None}])  # a commit is a sign of life
         return batch_id, wids, tids
@@ -488,6 +503,7 @@ class Database(TraceDatabase):
         with a ``decision_<index>_<instruction>`` column per sampling decision unless ``decisions=False``."""
         from tunefarm.database import query  # on use: pandas stays out of `import tunefarm.database`
 
+        self._store_dead_jobs()
         conn = self._conn()
         wid = None if workload is None else self._workload(conn, workload).workload_id
         return query.records_frame(conn, workload_id=wid, target=target, status=status, decisions=decisions)
@@ -504,6 +520,7 @@ class Database(TraceDatabase):
         """Jobs as a ``pandas.DataFrame`` (name, status, start/finish times, config JSON, record count)."""
         from tunefarm.database import query  # on use: pandas stays out of `import tunefarm.database`
 
+        self._store_dead_jobs()
         return query.jobs_frame(self._conn())
 
     # -- moving results between machines -----------------------------------------------------------------

@@ -8,7 +8,9 @@ started) and ``null`` (exit). To the parent: ``["ready", worker id]`` once start
 ``["done", token, status, value, error, busy_secs, compiles]``.
 
 A reader thread takes messages off the pipe while an item runs, so the parent can queue the next item (no
-round trip between items), take back an item queued behind a slow one, and never blocks on a full pipe.
+round trip between items), take back an item queued behind a slow one, and never blocks on a full pipe. The
+pipe's end of file without the ``null`` that ends a worker means the parent died (SIGKILL, the OOM killer): the
+reader then ends the process at once, whatever item runs, so no worker outlives its driver.
 """
 from __future__ import annotations
 
@@ -16,10 +18,13 @@ import argparse
 import collections
 import json
 import multiprocessing.connection as mpc
+import os
 import signal
 import threading
 
 from .worker_runtime import WorkerRuntime
+
+PARENT_GONE = 3  # exit status of a worker whose parent died
 
 
 class _Inbox:
@@ -68,7 +73,7 @@ def _read(conn_in, inbox: _Inbox, runtime: WorkerRuntime) -> None:
         try:
             msg = json.loads(conn_in.recv_bytes())
         except (EOFError, OSError):
-            break  # the parent is gone
+            os._exit(PARENT_GONE)  # the parent died: nobody will read what this process does any more
         if msg is None:
             break
         if msg[0] == "cancel":
@@ -87,9 +92,14 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
     lock = threading.Lock()
 
     def send(obj) -> None:
-        data = json.dumps(obj, separators=(",", ":")).encode()
-        with lock:
-            conn_out.send_bytes(data)
+        send_bytes(json.dumps(obj, separators=(",", ":")).encode())
+
+    def send_bytes(data: bytes) -> None:
+        try:
+            with lock:
+                conn_out.send_bytes(data)
+        except OSError:  # a broken pipe: the parent died
+            os._exit(PARENT_GONE)
 
     def on_progress(event, reason):
         if event in ("pause", "resume"):
@@ -111,8 +121,7 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
         status, value_text, error, busy = runtime.run(token, handler, payload, problem=problem)
         data = '["done",%d,%s,%s,%s,%s,%d]' % (token, json.dumps(status), value_text, json.dumps(error),
                                                 json.dumps(busy), runtime.ctx.compiles)
-        with lock:
-            conn_out.send_bytes(data.encode())
+        send_bytes(data.encode())
 
 
 def main(argv=None) -> None:

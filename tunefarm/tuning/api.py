@@ -37,9 +37,10 @@ from ..search.task import TuneTask
 from ..search.task_scheduler import TaskState
 from ..search.task_scheduler import create as create_task_scheduler
 from ..search.workloads import as_prim_func, as_workload
-from ..target import Target, as_target
+from ..target import Target, as_target, check_known_cpu
 from .job import TuningJob
 from .job_task import JobTask
+from .limits import check_buffers, check_seed, check_timeout
 from .warm_start import warm_start
 
 log = logging.getLogger("tunefarm.tuning")
@@ -98,7 +99,7 @@ class TuneResult:
 def resolve_target(target, farm=None):
     if target is None:
         return farm.target if farm is not None else Target.host()
-    return as_target(target)
+    return check_known_cpu(as_target(target))
 
 
 def job_database(database) -> TraceDatabase:
@@ -129,7 +130,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
     candidate ``repeat`` times.
     """
-    _check_arguments(tasks, max_trials, trials_per_round, early_stop)
+    _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed)
     t0, cpu0 = time.perf_counter(), time.process_time()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
     own_farm = farm is None
@@ -178,7 +179,9 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     return result
 
 
-def _check_arguments(tasks, max_trials, trials_per_round, early_stop) -> None:
+def _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed) -> None:
+    check_timeout(timeout_s)
+    check_seed(seed)
     if not isinstance(max_trials, int) or isinstance(max_trials, bool) or max_trials < 0:
         raise ValueError(f"max_trials must be an integer >= 0, got {max_trials!r}")
     if not isinstance(trials_per_round, int) or isinstance(trials_per_round, bool) or trials_per_round < 1:
@@ -202,8 +205,9 @@ def _job_tasks(tasks, space, target, postprocs, model, strategy, seed) -> list[J
             raise ValueError(f"two tasks are named {name!r}")
         names.add(name)
         sp = space.get(name) if isinstance(space, dict) else space
-        tt = TuneTask(name, as_workload(func, f"task {name!r}"), resolve_space(sp, target), post, weight,
-                      seed=seed + k)
+        workload = as_workload(func, f"task {name!r}")
+        check_buffers(name, workload)
+        tt = TuneTask(name, workload, resolve_space(sp, target), post, weight, seed=seed + k)
         out.append(JobTask(tt, target_cores(target), model, strategy, seed + 7919 * k))
     return out
 

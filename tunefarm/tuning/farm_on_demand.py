@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..farm import FarmError, check_arguments, create
-from ..target import Target, as_target
+from ..target import Target, as_target, check_known_cpu
+from .limits import check_workers
 
 
 class FarmOnDemand:
@@ -97,14 +98,22 @@ class FarmOnDemand:
         self.close()
 
 
+def check_farm_arguments(kind: str, target=None, workers: int | None = None, ray_address: str | None = None):
+    """Refuse what the farm would fail on once started: a bad name or count, more workers than this host holds
+    (when they run here), a CPU LLVM does not know. Returns the target given (a ``Target``), or None."""
+    check_arguments(kind, workers, ray_address)
+    if kind == "local" or ray_address is None:  # the workers run on this host: it must hold them
+        check_workers(workers)
+    return None if target is None else check_known_cpu(as_target(target))
+
+
 def farm_on_demand(kind: str = "ray", target=None, workers: int | None = None,
                    ray_address: str | None = None) -> FarmOnDemand:
     """The farm ``tunefarm.farm.create(kind, ...)`` makes (``"ray"`` or ``"local"``), started when first used.
 
     Arguments are checked now, so bad ones fail before anything starts.
     """
-    check_arguments(kind, workers, ray_address)
-    known = None if target is None else as_target(target)
+    known = check_farm_arguments(kind, target, workers, ray_address)
     if kind == "ray" and known is None and ray_address is None and not _ray_connected():
         known = Target.host()  # a private local Ray: its only node is this machine
     elif kind == "local":

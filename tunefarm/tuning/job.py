@@ -257,7 +257,12 @@ class TuningJob:
             t = d.work.tag[1]
             t.requests_in_flight -= 1
             t0 = time.thread_time()
-            t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
+            if d.status in (DoneStatus.LOST, DoneStatus.TIMEOUT):
+                retry = t.search_lost(d.work, d.error)
+                if retry is not None:
+                    self.farm.put(retry)
+            else:
+                t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
             self.search_cpu += time.thread_time() - t0
             if t.error:
                 log.error("%s", t.error)
@@ -284,7 +289,7 @@ class TuningJob:
         t.search.measured_result(entry, lat)
         self.model.add([entry.features], [t.key], [lat])
         self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
-                                           t.state.trials, model_version=version))
+                                           None, model_version=version))  # numbered at commit, across jobs
         t.state.trials += 1
         if result.ok:
             t.state.best_latency = min(t.state.best_latency, result.median_secs)

@@ -28,6 +28,7 @@ SEARCH_HANDLER = "tunefarm.tuning.handlers:search"
 REQUEST_MIN, REQUEST_MAX = 8, 32   # candidates per search request (bounds the reply's latency and size)
 SEARCH_TIMEOUT_S = 300.0           # one search request (a few dozen candidates) never takes minutes
 MAX_SEARCH_FAILURES = 3            # failed search requests in a row before the task ends with the error
+MAX_SEARCH_LOSSES = 10             # times one request is lost (worker died, timed out, node left) before it fails
 
 
 class JobTask:
@@ -115,6 +116,19 @@ class JobTask:
                                   f"{type(e).__name__}: {e}") from e
             out.append(json.dumps(sch.trace.as_json(), separators=(",", ":")))
         return out
+
+    def search_lost(self, work: Work, why: str | None) -> Work | None:
+        """A request whose worker died, timed out or left: the same request again, since a lost item says
+        nothing about the space (three errors of the space end the task; lost items must not). A request lost
+        ``MAX_SEARCH_LOSSES`` times counts as one failure (a request that kills every worker still ends)."""
+        losses = (work.tag[2] if len(work.tag) > 2 else 0) + 1
+        if losses >= MAX_SEARCH_LOSSES:
+            self.search_done(None, "", f"lost {losses} times, last: {why}")
+            return None
+        log.warning("task %s: search work lost (%s); retrying it", self.name, why)
+        self.requests_in_flight += 1
+        return Work(work.handler, work.payload, timeout_s=work.timeout_s, shared=work.shared,
+                    tag=("search", self, losses))
 
     def search_done(self, reply: dict | None, worker: str, failure: str | None = None) -> int:
         """A search reply (or why there is none); returns the number of new candidates."""

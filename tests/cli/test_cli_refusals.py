@@ -1,0 +1,134 @@
+"""Every bad argument of ``tune`` / ``tune-model`` is one line on stderr and exit status 2, before a farm starts
+and before a job row is written: trial timeouts that are not a positive finite number, a negative seed, a CPU
+LLVM does not know, an empty database path, a workload whose buffers no host can allocate, more workers than
+the host can hold, a batch size too large to allocate, and weights files of the wrong names, shapes or dtype."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from tunefarm.cli import main
+from tunefarm.graph.params import course_mlp_params
+from tunefarm.tuning.limits import WORKER_MEMORY_BYTES, WORKERS_PER_CORE, host_memory_bytes
+
+
+def _refused(capsys, command: str, argv: list[str], *needles: str) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tunefarm {command}: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
+def _tune(db, *extra) -> list[str]:
+    return ["tune", "matmul-16", "--farm", "local", "--workers", "1", "--trials", "2", "--db", str(db), *extra]
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf"])
+def test_tune_refuses_a_trial_timeout_that_is_not_a_positive_finite_number(tmp_path, capsys, value):
+    db = tmp_path / "t.sqlite"
+    _refused(capsys, "tune", _tune(db, f"--timeout={value}"), "--timeout", "positive, finite")
+    assert not db.exists()  # refused before the database (and a job row in it) was written
+
+
+def test_tune_refuses_a_negative_seed(tmp_path, capsys):
+    db = tmp_path / "t.sqlite"
+    _refused(capsys, "tune", _tune(db, "--seed=-1"), "--seed", "-1")
+    assert not db.exists()
+
+
+def test_tune_refuses_a_cpu_llvm_does_not_know(tmp_path, capsys):
+    db = tmp_path / "t.sqlite"
+    _refused(capsys, "tune", _tune(db, "--target", "llvm -mcpu=no-such-cpu-here"), "unknown CPU 'no-such-cpu-here'")
+    assert not db.exists()
+
+
+def test_tune_model_refuses_a_cpu_llvm_does_not_know(tmp_path, capsys):
+    db = tmp_path / "m.sqlite"
+    _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", "1", "--trials", "1",
+                                    "--db", str(db), "--target", "llvm -mcpu=no-such-cpu-here"], "unknown CPU")
+
+
+def test_tune_refuses_an_empty_database_path(tmp_path, capsys):
+    _refused(capsys, "tune", _tune(""), "--db")
+    _refused(capsys, "tune", _tune("   "), "--db")
+
+
+def test_tune_refuses_a_workload_whose_buffers_cannot_be_allocated(tmp_path, capsys):
+    db = tmp_path / "t.sqlite"
+    argv = ["tune", "matmul-99999999", "--farm", "local", "--workers", "1", "--trials", "2", "--db", str(db)]
+    _refused(capsys, "tune", argv, "'matmul-99999999'", "PiB")
+    assert not db.exists()  # no build_error record, no job row: nothing was written
+
+
+def test_tune_refuses_more_workers_than_the_host_holds(tmp_path, capsys):
+    db = tmp_path / "t.sqlite"
+    too_many = WORKERS_PER_CORE * (os.cpu_count() or 1) + 1
+    _refused(capsys, "tune", ["tune", "matmul-16", "--farm", "local", "--workers", str(too_many), "--db", str(db)],
+             f"{too_many} workers", "cores")
+    assert not db.exists()
+    _refused(capsys, "tune", ["tune", "matmul-16", "--farm", "ray", "--workers", "1000", "--db", str(db)],
+             "1000 workers")
+    _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", "1000", "--db", str(db)],
+             "1000 workers")
+
+
+def test_a_worker_count_is_also_refused_by_memory(monkeypatch):
+    """On a host with cores to spare, the memory this host has available now bounds the workers."""
+    from tunefarm.tuning import limits
+
+    memory = host_memory_bytes()
+    assert memory is not None  # Linux: /proc/meminfo
+    fit = memory // WORKER_MEMORY_BYTES
+    monkeypatch.setattr(limits, "host_cores", lambda: 10**9)
+    with pytest.raises(ValueError, match=f"{2 * fit + 2} workers need about .* GiB available"):
+        limits.check_workers(2 * fit + 2)  # twice what fits: what is available may move a little meanwhile
+    limits.check_workers(1)
+
+
+def test_tune_model_refuses_a_batch_too_large_to_allocate(tmp_path, capsys):
+    db = tmp_path / "m.sqlite"
+    _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", "1", "--trials", "1",
+                                    "--db", str(db), "--batch", "100000000"], "--batch 100000000")
+
+
+def _weights(tmp_path, name: str, **change) -> str:
+    params = dict(course_mlp_params())
+    for k, v in change.items():
+        if v is None:
+            del params[k]
+        else:
+            params[k] = v
+    path = tmp_path / f"{name}.npz"
+    np.savez(path, **params)
+    return str(path)
+
+
+@pytest.mark.parametrize("name, change, needle", [
+    ("renamed", {"b0": None, "bias0": np.zeros(128, np.float32)}, "'b0'"),
+    ("shape", {"w1": np.zeros((10, 127), np.float32)}, "w1"),
+    ("dtype", {"w0": np.zeros((128, 784), np.float64)}, "float64"),
+    ("ints", {"b1": np.zeros(10, np.int32)}, "int32"),
+])
+def test_tune_model_refuses_weights_of_the_wrong_names_shapes_or_dtype(tmp_path, capsys, name, change, needle):
+    path = _weights(tmp_path, name, **change)
+    db = tmp_path / "m.sqlite"
+    _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", "1", "--trials", "1",
+                                    "--db", str(db), "--params", path], needle)
+    assert not db.exists()
+
+
+def test_convnet_weights_of_the_wrong_shape_are_refused(tmp_path, capsys):
+    from tunefarm.nn.models import convnet
+
+    state = {k: np.asarray(v) for k, v in convnet().state_dict().items()}
+    first = sorted(state)[0]
+    state[first] = np.zeros(tuple(n + 1 for n in state[first].shape), np.float32)
+    path = tmp_path / "conv.npz"
+    np.savez(path, **state)
+    _refused(capsys, "tune-model", ["tune-model", "convnet", "--farm", "local", "--workers", "1", "--trials", "1",
+                                    "--db", str(tmp_path / "c.sqlite"), "--params", str(path)], first)
