@@ -60,8 +60,9 @@ def test_summary_matches_the_database(server, study_path):
         build, run = sorted(hdf.build_secs), sorted(hdf[hdf.status == "ok"].median_us / 1e6)
         assert h["build_s"] == pytest.approx(build[(len(build) - 1) // 2])
         assert h["run_s"] == (pytest.approx(run[(len(run) - 1) // 2]) if run else None)  # a host of failures
-    assert sum(sum(ser["per_min"]) * s["throughput"]["bin_s"] / 60 for ser in s["throughput"]["series"]) \
-        == pytest.approx(s["n_records"])
+    width, now = s["throughput"]["bin_s"], s["now_us"]  # the bin under way is a rate over its elapsed part
+    assert sum(rate * min(width, max(1.0, (now - t) / 1e6)) / 60 for ser in s["throughput"]["series"]
+               for t, rate in zip(ser["t_us"], ser["per_min"])) == pytest.approx(s["n_records"])
 
 
 def test_hostile_names_are_data_and_the_page_forbids_inline_script(server):
@@ -192,6 +193,7 @@ def test_the_command_serves_until_interrupted(study_path):
     try:
         line = proc.stdout.readline()
         assert line.startswith("tunefarm dashboard of ") and "http://127.0.0.1:" in line
+        assert "(412 records read in " in line  # the study is read before the server listens
         url = line.split(" at ")[1].split()[0]
         deadline = time.monotonic() + 30
         s = get_json(url + "api/summary")
@@ -200,3 +202,18 @@ def test_the_command_serves_until_interrupted(study_path):
         proc.send_signal(2)
         assert proc.wait(timeout=30) == 0
     assert not math.isnan(s["tasks"][0]["best_us"])
+
+
+def test_writer_processes_that_come_and_go_do_not_break_the_view(study_path):
+    """Each writer process that exits checkpoints the WAL; the dashboard's connections must keep it from
+    removing the WAL under them (the server's process opens a second connection for the host medians)."""
+    path = str(study_path[0])
+    code = ("import sys; from tunefarm.database import Database; from tunefarm.testing.synthetic_study import "
+            "build_study; build_study(Database(sys.argv[1]), 40, n_workloads=1, n_jobs=1, seed=int(sys.argv[2]))")
+    with DashboardServer(path, port=0).start() as server:
+        get_json(server.url + "api/summary")
+        server.service.wait_medians()  # the medians' connection is open now
+        for seed in (11, 12, 13):
+            subprocess.run([sys.executable, "-c", code, path, str(seed)], check=True, cwd=REPO, timeout=120)
+            s = get_json(server.url + "api/summary")
+        assert s["n_records"] == 412 + 3 * 40

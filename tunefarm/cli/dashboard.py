@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 
 from .errors import CommandError
 
@@ -23,11 +24,13 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be in 0..65535, got {args.port}")
+    t0 = time.perf_counter()
     try:
         server = DashboardServer(args.db, args.host, args.port)
     except OSError as e:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from e
-    print(f"tunefarm dashboard of {args.db} at {server.url} (Ctrl-C stops it)", flush=True)
+    print(f"tunefarm dashboard of {args.db} ({server.service.records_read():,} records read in "
+          f"{time.perf_counter() - t0:.1f} s) at {server.url} (Ctrl-C stops it)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

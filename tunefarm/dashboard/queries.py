@@ -13,6 +13,9 @@ Nothing here writes: the connection is opened read-only (``mode=ro``), and a ``S
 """
 from __future__ import annotations
 
+import os
+import sqlite3
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,6 +45,16 @@ class StudyQueries:
     def open_sqlite(cls, path: str, timeout: float = 30.0) -> "StudyQueries":
         """A read-only connection to an SQLite study (refuses a missing or non-tunefarm file)."""
         return cls(open_connection(path, create=False, timeout=timeout, readonly=True))
+
+    @classmethod
+    def open_sqlite_again(cls, path: str, timeout: float = 30.0) -> "StudyQueries":
+        """One more read-only connection to a study this process already opened with ``open_sqlite``.
+
+        Straight through SQLite, with no Python ``open()`` of the file: closing any descriptor of a file drops
+        every POSIX lock the process holds on it, the first connection's included, and a writer that then
+        closes last would checkpoint and delete the WAL under it (the first connection reads stale pages)."""
+        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+        return cls(sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None))
 
     def close(self) -> None:
         self.conn.close()

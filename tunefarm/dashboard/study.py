@@ -217,20 +217,24 @@ class Study:
                 "tasks": [{**self._task_ref(wid, tid), **jt.as_dict(self._flop(wid))}
                           for (wid, tid), jt in sorted(tasks.items())]}
 
-    def _throughput(self) -> dict:
+    def _throughput(self, now_us: int) -> dict:
+        """Trials per minute per job in at most ``MAX_BARS`` bins; the bin under way is divided by the part of
+        it that has passed (else a running job would seem to slow down at the right edge)."""
         if not any(self.bins.values()):
             return {"bin_s": BIN_S, "series": []}
         lo = min(min(b) for b in self.bins.values() if b)
         hi = max(max(b) for b in self.bins.values() if b)
         merge = max(1, math.ceil((hi - lo + 1) / MAX_BARS))
+        width_us = BIN_S * merge * 1_000_000
         series = []
         for job, bins in sorted(self.bins.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
             merged: collections.Counter = collections.Counter()
             for b, n in bins.items():
                 merged[lo + (b - lo) // merge * merge] += n
             keys = sorted(merged)
-            series.append({"job": job, "t_us": [k * BIN_S * 1_000_000 for k in keys],
-                           "per_min": [merged[k] * 60.0 / (BIN_S * merge) for k in keys]})
+            starts = [k * BIN_S * 1_000_000 for k in keys]
+            spans = [min(width_us, max(1_000_000, now_us - t)) / 60e6 for t in starts]
+            series.append({"job": job, "t_us": starts, "per_min": [merged[k] / m for k, m in zip(keys, spans)]})
         return {"bin_s": BIN_S * merge, "series": series}
 
     def _task(self, wid: int, tid: int, task: _Task) -> dict:
@@ -252,6 +256,6 @@ class Study:
             "now_us": now_us, "last_record_id": self.last_id, "n_records": sum(t.n for t in self.tasks.values()),
             "jobs": [self._job(row, now_us) for row in self.q.jobs()],
             "tasks": [self._task(wid, tid, t) for (wid, tid), t in sorted(self.tasks.items())],
-            "throughput": self._throughput(),
+            "throughput": self._throughput(now_us),
             "hosts": [self._host(name, c) for name, c in sorted(self.host_statuses.items())],
         }

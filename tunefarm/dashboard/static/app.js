@@ -90,7 +90,8 @@ function renderJobs(s) {
       h("td", {}, t.n ? statusBar(t.statuses) : h("span", {class: "muted"}, "waiting")),
       h("td", {}, errorsCell(t.errors))));
   }
-  fillBody(document.getElementById("tasks"), rows);
+  fillBody(document.getElementById("tasks"), rows.length ? rows
+    : [h("tr", {}, h("td", {colspan: 8, class: "muted"}, "no tasks yet"))]);
 }
 
 function renderCurves(s) {
@@ -136,9 +137,22 @@ function renderSelect(s) {
     select.replaceChildren(...s.tasks.map((t) => h("option", {value: taskKey(t)}, taskName(t))));
   }
   if (state.selected) select.value = state.selected;
+  if (!s.tasks.length) {
+    document.getElementById("workload-info").textContent =
+      "No records yet: this part fills in as soon as a job stores its first trial.";
+    fillBody(document.getElementById("topk"), []);
+    document.getElementById("decisions").replaceChildren();
+  }
 }
 
 function renderTask(d) {
+  // unchanged answer: leave the DOM alone (a trace someone opened stays open)
+  const sig = JSON.stringify([state.selected, d.top.map((p) => p.record_id), d.n_sampled]);
+  if (sig === state.taskSig) return;
+  if (!state.taskSig || JSON.parse(state.taskSig)[0] !== state.selected) state.touched = false;
+  state.taskSig = sig;
+  const open = new Set([...document.querySelectorAll("#topk details[open]")]
+    .map((e) => e.closest("tr").getAttribute("data-record-id")));
   const t = state.summary.tasks.find((x) => taskKey(x) === state.selected);
   document.getElementById("workload-info").textContent = t
     ? `${t.workload} (key ${t.key.slice(0, 10)}) on ${t.target_label}: ${t.n} trials, ${t.ok} ok, ` +
@@ -147,7 +161,8 @@ function renderTask(d) {
     h("td", {}, i + 1), h("td", {class: "num"}, fmt.us(p.us)), h("td", {class: "num"}, fmt.num(p.gflops, 2)),
     h("td", {}, Object.entries(p.confirmed).map(([k, v]) => `${k}: ${v}`).join(", ") || "–"),
     h("td", {}, p.job_id === null ? "–" : p.job_id), h("td", {}, p.host),
-    h("td", {}, h("details", i === 0 ? {open: ""} : {}, h("summary", {}, `${p.trace.split("\n").length} lines`),
+    h("td", {}, h("details", (state.touched ? open.has(String(p.record_id)) : i === 0) ? {open: ""} : {},
+                  h("summary", {}, `${p.trace.split("\n").length} lines`),
                   h("pre", {class: "trace"}, p.trace))))));
   if (!d.top.length) {
     fillBody(document.getElementById("topk"), [h("tr", {}, h("td", {colspan: 7, class: "muted"},
@@ -197,6 +212,10 @@ async function refresh() {
   }
 }
 
+// once someone opens or closes a trace, the page keeps their choice instead of opening the fastest one
+document.getElementById("topk").addEventListener("click", (ev) => {
+  if (ev.target.closest("summary")) state.touched = true;
+});
 document.getElementById("task-select").addEventListener("change", (ev) => {
   state.selected = ev.target.value;
   const [w, t] = state.selected.split(":");

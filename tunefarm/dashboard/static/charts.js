@@ -119,7 +119,7 @@ function lineChart(host, series, opt) {
   svg.setAttribute("data-points", String(xsAll.length));
   if (!ex || !ey) { empty(svg, w, h, opt.empty || "no data yet"); return svg; }
   const yMin = Math.min(...ysAll.filter(Number.isFinite)), yMax = Math.max(...ysAll.filter(Number.isFinite));
-  const logY = opt.logY === true || (opt.logY === "auto" && yMin > 0 && yMax / yMin >= 20);
+  const logY = opt.logY === true || (opt.logY === "auto" && yMin > 0 && yMax / yMin >= 8);
   const [ylo, yhi] = logY ? [yMin / 1.15, yMax * 1.15] : [Math.min(0, ey[0]), ey[1]];
   const xs = scale(ex[0], ex[1], M.left, w - M.right, false);
   const ys = scale(ylo, yhi, h - M.bottom, M.top, logY);
