@@ -5,6 +5,7 @@ import hashlib
 import json
 import math
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -217,3 +218,20 @@ def test_writer_processes_that_come_and_go_do_not_break_the_view(study_path):
             subprocess.run([sys.executable, "-c", code, path, str(seed)], check=True, cwd=REPO, timeout=120)
             s = get_json(server.url + "api/summary")
         assert s["n_records"] == 412 + 3 * 40
+
+
+def test_confirmed_figures_show_where_the_schema_has_them(study_path):
+    """A store whose records carry re-measured ("confirmed") figures: the top-k shows them beside the latency."""
+    path = str(study_path[0])
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE records ADD COLUMN confirmed_us REAL")
+    best = conn.execute("SELECT id FROM records WHERE status = 'ok' AND workload_id = 1 "
+                        "ORDER BY median_secs, id LIMIT 1").fetchone()[0]
+    conn.execute("UPDATE records SET confirmed_us = 12.5 WHERE id = ?", (best,))
+    conn.commit()
+    conn.close()
+    with DashboardServer(path, port=0).start() as server:
+        t = _task(get_json(server.url + "api/summary"), "matmul_64")
+        d = get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=3")
+    assert d["top"][0]["record_id"] == best and d["top"][0]["confirmed"] == {"confirmed_us": 12.5}
+    assert d["top"][1]["confirmed"] == {}  # not re-measured

@@ -1,15 +1,21 @@
 """Every SQL statement the dashboard runs, in one place, over a study's DB-API connection.
 
 The statements are portable SQL (no SQLite pragmas, no JSON functions, no ``rowid``): plain ``SELECT``s over the
-tables of ``tunefarm/database/schema.py``, with ``?`` placeholders that ``StudyQueries`` rewrites to the
-driver's parameter style (``%s`` for psycopg), so another store with the same schema is a new ``connect``
-call, not a new module. Incremental reads key on the tables' integer ids: records, workloads and targets are
+tables of ``tunefarm/database/schema.py``, with ``?`` placeholders, all run through ``StudyQueries._rows``, so
+another store with the same schema is a new ``open_*`` and a placeholder rewrite in one method, not a new
+module. Incremental reads key on the tables' integer ids: records, workloads and targets are
 only ever appended, so "rows with an id above the last one seen" is every row that is new since then. New
 records are folded in as aggregates computed by the database (``GROUP BY`` and window functions over the id
 range), so neither the first view of a big study nor a refresh builds a Python object per record. Jobs are
 few and their rows change (status, heartbeat), so they are read whole.
 
 Nothing here writes: the connection is opened read-only (``mode=ro``), and a ``SELECT`` is all it is given.
+
+Moving to a server store (PostgreSQL): a connection from the store, ``?`` rewritten to ``%s`` in ``_rows``
+(and ``%`` to ``%%``); the SQL stands as written (``substr``, integer ``/``, window functions and ``%`` are
+common to both). One thing differs: SQLite has one writer, so once ``max(id)`` is visible every smaller id is
+committed; with concurrent transactions drawing ids from a sequence, a smaller id can commit later, so there a
+refresh must re-read its last range (or stop below the ids still in flight).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from typing import Any
 from tunefarm.database import liveness
 from tunefarm.database.connection import open_connection
 
+BUSY_TIMEOUT_S = 30.0
 # ids mixed before sampling: ids of interleaved tasks fall in arithmetic progressions that a plain modulo
 # would sample unevenly (every 4th id is one task's); the product stays below 2**63 for ids below 3 * 10**9
 _MIX_MUL, _MIX_MOD = 2654435761, 1000003
@@ -36,32 +43,30 @@ def mixed_id(record_id: int) -> int:
 class StudyQueries:
     """The dashboard's read-only queries over one open connection (used by one thread at a time)."""
 
-    def __init__(self, conn: Any, paramstyle: str = "qmark"):
+    def __init__(self, conn: Any):
         self.conn = conn
-        self._mark = "?" if paramstyle == "qmark" else "%s"
         self._confirmed: tuple[str, ...] | None = None
 
     @classmethod
-    def open_sqlite(cls, path: str, timeout: float = 30.0) -> "StudyQueries":
+    def open_sqlite(cls, path: str) -> "StudyQueries":
         """A read-only connection to an SQLite study (refuses a missing or non-tunefarm file)."""
-        return cls(open_connection(path, create=False, timeout=timeout, readonly=True))
+        return cls(open_connection(path, create=False, timeout=BUSY_TIMEOUT_S, readonly=True))
 
     @classmethod
-    def open_sqlite_again(cls, path: str, timeout: float = 30.0) -> "StudyQueries":
+    def open_sqlite_again(cls, path: str) -> "StudyQueries":
         """One more read-only connection to a study this process already opened with ``open_sqlite``.
 
         Straight through SQLite, with no Python ``open()`` of the file: closing any descriptor of a file drops
         every POSIX lock the process holds on it, the first connection's included, and a writer that then
         closes last would checkpoint and delete the WAL under it (the first connection reads stale pages)."""
         uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-        return cls(sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None))
+        return cls(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None))
 
     def close(self) -> None:
         self.conn.close()
 
     def _rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
-        if self._mark != "?":
-            sql = sql.replace("?", self._mark)
+        """Every statement runs here: the one place a driver with another parameter style adapts them."""
         cur = self.conn.cursor()
         try:
             cur.execute(sql, tuple(params))

@@ -83,11 +83,11 @@ class StudyService:
         """Records folded in so far."""
         return self._call(lambda: sum(t.n for t in self._study.tasks.values()))
 
-    def wait_medians(self, timeout: float = REQUEST_TIMEOUT_S) -> None:
+    def wait_medians(self) -> None:
         """Block until the host medians being computed (if any) are in (benchmarks, tests)."""
         running = self._medians_running
         if running is not None:
-            running.result(timeout=timeout)
+            running.result(timeout=REQUEST_TIMEOUT_S)
 
     def _medians(self, at_total: int) -> None:
         q = getattr(self._medians_q, "q", None)

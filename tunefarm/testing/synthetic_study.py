@@ -17,12 +17,14 @@ from tunefarm.schedule.tree import block_names
 from tunefarm.search.workloads import builtin_workload
 
 TARGET = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"
+START = 1_750_000_000.0  # unix seconds of the first record; records are 50 ms apart
+BATCH = 64  # records per commit, as a job's step stores them
 FAILURES = (MeasureStatus.BUILD_ERROR, MeasureStatus.RUN_ERROR, MeasureStatus.TIMEOUT, MeasureStatus.WRONG_RESULT)
 
 
-def sampled_traces(n: int, seed: int = 0, workload: str = "matmul-64") -> list[tuple[str, float]]:
-    """``n`` traces of ``workload`` (tiles of two loops sampled) and a latency factor each tiling implies."""
-    func = builtin_workload(workload)
+def sampled_traces(n: int, seed: int) -> list[tuple[str, float]]:
+    """``n`` traces of a 64x64x64 matmul (tiles of two loops sampled) and a latency factor each tiling implies."""
+    func = builtin_workload("matmul-64")
     out = []
     for i in range(n):
         sch = Schedule(func, seed=seed * 100_003 + i)
@@ -38,8 +40,7 @@ def sampled_traces(n: int, seed: int = 0, workload: str = "matmul-64") -> list[t
     return out
 
 
-def build_study(db: Database, n_records: int, *, n_workloads: int = 4, n_jobs: int = 2, seed: int = 0,
-                start: float = 1_750_000_000.0, batch: int = 64) -> dict:
+def build_study(db: Database, n_records: int, *, n_workloads: int, n_jobs: int, seed: int = 0) -> dict:
     """Write ``n_records`` records over ``n_workloads`` workloads and ``n_jobs`` finished jobs into ``db``."""
     rng = random.Random(seed)
     traces = sampled_traces(64, seed)
@@ -62,8 +63,8 @@ def build_study(db: Database, n_records: int, *, n_workloads: int = 4, n_jobs: i
                   if status is MeasureStatus.OK else
                   MeasureResult(status, [], rng.uniform(0.05, 0.3), f"{status.value}: trial {i} failed\ndetail", host))
         job = jobs[i * n_jobs // n_records]
-        pending.append(Record(keys[w], trace, f"p{seed}-{i}", TARGET, result, job, i, start + i * 0.05))
-        if len(pending) == batch:
+        pending.append(Record(keys[w], trace, f"p{seed}-{i}", TARGET, result, job, i, START + i * 0.05))
+        if len(pending) == BATCH:
             db.commit_records(pending)
             pending = []
     if pending:
