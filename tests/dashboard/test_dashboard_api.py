@@ -235,3 +235,14 @@ def test_confirmed_figures_show_where_the_schema_has_them(study_path):
         d = get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=3")
     assert d["top"][0]["record_id"] == best and d["top"][0]["confirmed"] == {"confirmed_us": 12.5}
     assert d["top"][1]["confirmed"] == {}  # not re-measured
+
+
+def test_a_driver_that_died_shows_its_job_killed(tmp_path):
+    path = str(tmp_path / "killed.sqlite")
+    Database(path).close()
+    code = ("import os, sys; from tunefarm.database import Database; db = Database(sys.argv[1]); "
+            "db.start_job('doomed', {'max_trials': 10}); os._exit(0)")  # never finishes its job
+    subprocess.run([sys.executable, "-c", code, path], check=True, cwd=REPO, timeout=120)
+    with DashboardServer(path, port=0).start() as server:
+        (j,) = get_json(server.url + "api/summary")["jobs"]
+    assert (j["name"], j["state"], j["rate"], j["budget"]) == ("doomed", "killed", 0, 10)
