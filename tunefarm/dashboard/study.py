@@ -129,9 +129,11 @@ class Study:
         return new
 
     def medians_due(self) -> int | None:
-        """The study's size if the host medians should be recomputed now (it grew by ``MEDIAN_GROWTH``)."""
+        """The study's size if the host medians should be recomputed now: it grew by ``MEDIAN_GROWTH``, or a
+        host has none yet."""
         total = sum(t.n for t in self.tasks.values())
-        return total if total and total >= self._medians_at * MEDIAN_GROWTH else None
+        new_host = any(h not in self.host_medians for h in self.host_statuses)
+        return total if total and (total >= self._medians_at * MEDIAN_GROWTH or new_host) else None
 
     def set_medians(self, rows: list[tuple], at_total: int) -> None:
         """Install host medians computed (elsewhere, see ``server.StudyService``) when the study had ``at_total``."""
