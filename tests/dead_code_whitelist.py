@@ -52,3 +52,14 @@ _.work_on
 # published pickle (the module docstring of graph/params.py cites it for anyone loading that pickle)
 _.description
 COURSE_PICKLE_SHA256
+
+# http.server calls a handler's ``do_<METHOD>`` and ``log_message``; socketserver reads ``daemon_threads``
+# (the dashboard's server, tunefarm/dashboard/server.py)
+_.do_HEAD
+_.do_POST
+_.do_PUT
+_.do_DELETE
+_.do_PATCH
+_.do_OPTIONS
+_.log_message
+_.daemon_threads

@@ -24,7 +24,8 @@ ROWS = {
     "tuning": 7,
     "graph": 8,
     "nn": 9,
-    "cli": 10, "tvm": 10, "testing": 10,
+    "dashboard": 10, "tvm": 10, "testing": 10,
+    "cli": 11,
 }
 # the package's own entry points: lazy public names, the callable-module shim of ``tunefarm.tune`` and
 # ``python -m tunefarm``

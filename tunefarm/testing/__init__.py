@@ -3,5 +3,6 @@
 - ``simulate``: a measure handler that simulates building and timing (and fails for real on request), for
   capacity planning and drills with the production farm machinery around it;
 - ``handlers``: small work-item handlers (echo, spin, crash, hang, raise, hold the timing lock...);
-- ``drills``: what a drill needs to know about a farm's workers (process ids, nodes, items in flight).
+- ``drills``: what a drill needs to know about a farm's workers (process ids, nodes, items in flight);
+- ``synthetic_study``: a study of any size with real sampled traces, for the dashboard's tests and benchmark.
 """

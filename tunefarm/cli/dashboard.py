@@ -1,0 +1,40 @@
+"""``tunefarm dashboard``: serve a live, read-only web page over a study until interrupted."""
+from __future__ import annotations
+
+import argparse
+import time
+
+from .errors import CommandError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("dashboard", help="serve a live read-only web page over a trace database",
+                       description="Serve a web page that follows a study while jobs write to it: jobs, "
+                                   "tasks, best-so-far curves, top programs, decisions, hosts. Read-only.")
+    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 shares it)")
+    p.add_argument("--port", type=int, default=8080, help="port to bind (default 8080; 0 picks a free one)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # the server and the database load when the command runs (see the package docstring)
+    from ..dashboard import DashboardServer
+
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port must be in 0..65535, got {args.port}")
+    t0 = time.perf_counter()
+    try:
+        server = DashboardServer(args.db, args.host, args.port)
+    except OSError as e:
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from e
+    print(f"tunefarm dashboard of {args.db} ({server.service.records_read():,} records read in "
+          f"{time.perf_counter() - t0:.1f} s) at {server.url} (Ctrl-C stops it)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0

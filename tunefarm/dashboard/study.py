@@ -1,0 +1,263 @@
+"""The study as the dashboard shows it: aggregates kept up to date from the records that are new since last time.
+
+A refresh reads only records with an id above the last one seen, as aggregates the database computes over
+that id range (``queries.py``: counts, best latencies, error texts and throughput bins per group, the records
+that improved their task's best), and merges them into running totals: per job, per job and task, per task
+(workload on a target), per host. The first view of a large study aggregates every record once; after that
+a refresh costs what arrived since the previous one, so a page polling every few seconds stays cheap on a
+100,000-record study. What the page needs is then built from the totals (``snapshot``): small, whatever the
+study's size. Per-host medians need every value (a sort of the whole study), so they are recomputed off the
+request path and only when the study grew by ``MEDIAN_GROWTH`` since the last time (a median of 30,000 timings
+does not move with 64 more).
+
+A *task* is a workload on one target (a latency measured on one CPU says nothing of another). Best-so-far
+curves keep only the points where the best improved (plus the current end), which is all a step plot needs.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import math
+import time
+
+from tunefarm.dashboard.queries import StudyQueries, mixed_id
+from tunefarm.database import liveness
+from tunefarm.target import target_label
+
+BIN_S = 10  # throughput is counted in bins this wide, merged into at most MAX_BARS when shown
+MAX_BARS = 90
+RATE_WINDOW_S = 30.0  # "trials/s now": records of the last half minute (and of the bin under way)
+SLICE_CAP = 1500  # about this many record ids per task are kept for the decision (slice) plots
+MEDIAN_GROWTH = 1.02
+ERROR_CHARS = 160
+
+
+def error_head(error: str | None, status: str) -> str:
+    """The first non-empty line of an error text, shortened: what groups one kind of failure."""
+    for line in (error or "").splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= ERROR_CHARS else line[:ERROR_CHARS - 1] + "…"
+    return status
+
+
+class _Tally:
+    """Counts, statuses, errors and the best latency of one group of records."""
+
+    def __init__(self):
+        self.n = 0
+        self.statuses: collections.Counter = collections.Counter()
+        self.errors: collections.Counter = collections.Counter()
+        self.best = math.inf
+
+    def add(self, status: str, n: int, best: float | None) -> None:
+        self.n += n
+        self.statuses[status] += n
+        if status == "ok" and best is not None:
+            self.best = min(self.best, best)
+
+    def as_dict(self, flop: float | None) -> dict:
+        best = self.best if math.isfinite(self.best) else None
+        return {"n": self.n, "ok": self.statuses.get("ok", 0), "statuses": dict(self.statuses),
+                "errors": self.errors.most_common(3), "best_us": None if best is None else best * 1e6,
+                "gflops": flop / best / 1e9 if best and flop else None}
+
+
+class _Task(_Tally):
+    """A task's tally plus its best-so-far curve and its sample of record ids for the slice plots."""
+
+    def __init__(self):
+        super().__init__()
+        self.curve: list[tuple[int, int, float]] = []  # (trial number in the task, created_us, best secs)
+        self.last_us = 0
+        self.slice_ids: list[int] = []
+        self.stride = 1
+
+    def improve(self, n: int, created: int, secs: float) -> None:
+        """A record of the range that beat the range's earlier ones: kept if it beats the task's best too."""
+        if not self.curve or secs < self.curve[-1][2]:
+            self.curve.append((n, created, secs))
+
+    def want_stride(self) -> int:
+        """The power of two that keeps about ``SLICE_CAP`` of the task's ok records."""
+        stride = self.stride
+        while self.statuses.get("ok", 0) / stride > SLICE_CAP:
+            stride *= 2
+        return stride
+
+
+class Study:
+    """Running totals of one study, refreshed from the rows that are new (see the module docstring)."""
+
+    def __init__(self, queries: StudyQueries):
+        self.q = queries
+        self.last_id = 0
+        self.workloads: dict[int, dict] = {}
+        self.targets: dict[int, tuple[str, str]] = {}  # id -> (full string, label)
+        self.tasks: dict[tuple[int, int], _Task] = {}
+        self.job_tasks: dict[tuple[int, int, int], _Tally] = {}
+        self.job_counts: collections.Counter = collections.Counter()
+        self.bins: dict[int | None, collections.Counter] = collections.defaultdict(collections.Counter)
+        self.host_statuses: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        self.host_medians: dict[str, tuple] = {}
+        self._medians_at = 0  # records in the study when the host medians were computed
+
+    def refresh(self) -> int:
+        """Fold in the records that are new since the last refresh; returns how many there were."""
+        for wid, key, name, flop in self.q.workloads_after(max(self.workloads, default=0)):
+            self.workloads[wid] = {"key": key, "name": name, "flop": flop}
+        for tid, target in self.q.targets_after(max(self.targets, default=0)):
+            self.targets[tid] = (target, target_label(target))
+        lo, hi = self.last_id, self.q.max_record_id()
+        if hi <= lo:
+            return 0
+        before = {k: t.n for k, t in self.tasks.items()}
+        for wid, tid, n, created, secs in self.q.improvements(lo, hi):
+            self._task_of(wid, tid).improve(before.get((wid, tid), 0) + n, created, secs)
+        new = self._fold_tallies(lo, hi)
+        for job, wid, tid, status, error, n in self.q.errors(lo, hi, ERROR_CHARS + 1):
+            head = error_head(error, status)
+            self.tasks[(wid, tid)].errors[head] += n
+            if job is not None:
+                self.job_tasks[(job, wid, tid)].errors[head] += n
+        for host, status, n in self.q.host_statuses(lo, hi):
+            self.host_statuses[host][status] += n
+        for job, b, n in self.q.bins(lo, hi, BIN_S * 1_000_000):
+            self.bins[job][b] += n
+        self._sample(lo, hi)
+        self.last_id = hi
+        return new
+
+    def medians_due(self) -> int | None:
+        """The study's size if the host medians should be recomputed now: it grew by ``MEDIAN_GROWTH``, or a
+        host has none yet."""
+        total = sum(t.n for t in self.tasks.values())
+        new_host = any(h not in self.host_medians for h in self.host_statuses)
+        return total if total and (total >= self._medians_at * MEDIAN_GROWTH or new_host) else None
+
+    def set_medians(self, rows: list[tuple], at_total: int) -> None:
+        """Install host medians computed (elsewhere, see ``server.StudyService``) when the study had ``at_total``."""
+        self.host_medians = {h: (b, r) for h, b, r in rows}
+        self._medians_at = at_total
+
+    def _task_of(self, wid: int, tid: int) -> _Task:
+        task = self.tasks.get((wid, tid))
+        if task is None:
+            task = self.tasks[(wid, tid)] = _Task()
+        return task
+
+    def _fold_tallies(self, lo: int, hi: int) -> int:
+        new = 0
+        for job, wid, tid, status, n, best, last in self.q.tallies(lo, hi):
+            task = self._task_of(wid, tid)
+            task.add(status, n, best)
+            task.last_us = max(task.last_us, last)
+            if job is not None:
+                jt = self.job_tasks.get((job, wid, tid))
+                if jt is None:
+                    jt = self.job_tasks[(job, wid, tid)] = _Tally()
+                jt.add(status, n, best)
+                self.job_counts[job] += n
+            new += n
+        return new
+
+    def _sample(self, lo: int, hi: int) -> None:
+        """Extend each task's slice sample with the range's records that pass its stride."""
+        strides = {k: t.want_stride() for k, t in self.tasks.items()}
+        if not strides:
+            return
+        found: dict[tuple[int, int], list[int]] = collections.defaultdict(list)
+        for wid, tid, rid in self.q.sample_ids(lo, hi, min(strides.values())):
+            found[(wid, tid)].append(rid)
+        for key, task in self.tasks.items():
+            stride = strides[key]
+            if stride != task.stride:
+                task.slice_ids = [i for i in task.slice_ids if mixed_id(i) % stride == 0]
+                task.stride = stride
+            task.slice_ids += [i for i in found.get(key, ()) if mixed_id(i) % stride == 0]
+
+    # -- what the page shows -------------------------------------------------------------------------------
+    def _flop(self, wid: int) -> float | None:
+        return self.workloads.get(wid, {}).get("flop")
+
+    def _task_ref(self, wid: int, tid: int) -> dict:
+        w = self.workloads.get(wid, {})
+        target, label = self.targets.get(tid, ("", ""))
+        return {"workload_id": wid, "target_id": tid, "workload": w.get("name", f"#{wid}"),
+                "key": w.get("key", ""), "target": target, "target_label": label}
+
+    def _rate(self, job: int, now_us: int, started_us: int) -> float:
+        """Trials per second over the throughput bins of the last ``RATE_WINDOW_S`` (and the current one), or
+        since the job started if that is later."""
+        first = int(now_us - RATE_WINDOW_S * 1e6) // (BIN_S * 1_000_000)
+        recent = sum(n for b, n in self.bins[job].items() if b >= first)
+        since = max(first * BIN_S * 1_000_000, started_us)
+        return recent / max(1.0, (now_us - since) / 1e6)
+
+    def _job(self, row: tuple, now_us: int) -> dict:
+        jid, name, config_json, finished, host, *state = row
+        started = state[-1]
+        status = liveness.job_state(*state, now_us)
+        try:
+            config = json.loads(config_json)
+        except ValueError:
+            config = {}
+        config = config if isinstance(config, dict) else {}
+        budget = config.get("max_trials")
+        by_key = {w["key"]: wid for wid, w in self.workloads.items()}
+        tasks = {(wid, tid): jt for (j, wid, tid), jt in self.job_tasks.items() if j == jid}
+        planned = config.get("tasks") if isinstance(config.get("tasks"), list) else []
+        tids = [tid for tid, (t, _) in self.targets.items() if t == config.get("target")]
+        for entry in planned:  # a job's tasks show from its start, before their first record
+            wid = by_key.get(entry[1]) if isinstance(entry, list) and len(entry) > 1 else None
+            if wid is not None and tids and not any(w == wid for w, _ in tasks):
+                tasks[(wid, tids[0])] = _Tally()
+        return {"id": jid, "name": name, "state": status, "host": host, "started_us": started,
+                "finished_us": finished, "n": self.job_counts.get(jid, 0),
+                "budget": budget if isinstance(budget, int) else None,
+                "rate": self._rate(jid, now_us, started) if status == liveness.RUNNING else 0.0,
+                "tasks": [{**self._task_ref(wid, tid), **jt.as_dict(self._flop(wid))}
+                          for (wid, tid), jt in sorted(tasks.items())]}
+
+    def _throughput(self, now_us: int) -> dict:
+        """Trials per minute per job in at most ``MAX_BARS`` bins; the bin under way is divided by the part of
+        it that has passed (else a running job would seem to slow down at the right edge)."""
+        if not any(self.bins.values()):
+            return {"bin_s": BIN_S, "series": []}
+        lo = min(min(b) for b in self.bins.values() if b)
+        hi = max(max(b) for b in self.bins.values() if b)
+        merge = max(1, math.ceil((hi - lo + 1) / MAX_BARS))
+        width_us = BIN_S * merge * 1_000_000
+        series = []
+        for job, bins in sorted(self.bins.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
+            merged: collections.Counter = collections.Counter()
+            for b, n in bins.items():
+                merged[lo + (b - lo) // merge * merge] += n
+            keys = sorted(merged)
+            starts = [k * BIN_S * 1_000_000 for k in keys]
+            spans = [min(width_us, max(1_000_000, now_us - t)) / 60e6 for t in starts]
+            series.append({"job": job, "t_us": starts, "per_min": [merged[k] / m for k, m in zip(keys, spans)]})
+        return {"bin_s": BIN_S * merge, "series": series}
+
+    def _task(self, wid: int, tid: int, task: _Task) -> dict:
+        curve = task.curve + ([(task.n, task.last_us, task.best)] if task.curve else [])
+        return {**self._task_ref(wid, tid), **task.as_dict(self._flop(wid)),
+                "curve": {"trial": [c[0] for c in curve], "t_us": [c[1] for c in curve],
+                          "best_us": [c[2] * 1e6 for c in curve]}}
+
+    def _host(self, name: str, statuses: collections.Counter) -> dict:
+        build, run = self.host_medians.get(name, (None, None))
+        n = sum(statuses.values())
+        return {"host": name, "n": n, "statuses": dict(statuses), "errors": n - statuses.get("ok", 0),
+                "build_s": build, "run_s": run}
+
+    def snapshot(self) -> dict:
+        """Everything the page's overview shows, as plain JSON data (names are data: the page escapes them)."""
+        now_us = time.time_ns() // 1000
+        return {
+            "now_us": now_us, "last_record_id": self.last_id, "n_records": sum(t.n for t in self.tasks.values()),
+            "jobs": [self._job(row, now_us) for row in self.q.jobs()],
+            "tasks": [self._task(wid, tid, t) for (wid, tid), t in sorted(self.tasks.items())],
+            "throughput": self._throughput(now_us),
+            "hosts": [self._host(name, c) for name, c in sorted(self.host_statuses.items())],
+        }
