@@ -121,7 +121,7 @@ def test_a_host_killed_mid_job(hosts, tmp_path):
 
 
 def test_a_host_cut_off_for_a_minute_then_restored(hosts, tmp_path):
-    job = Job(hosts, tmp_path, trials=400)
+    job = Job(hosts, tmp_path, trials=600)
     job.wait_until("records from h2", _at_least("h2", 3))
     hosts.cut("h2")
     cut = time.time()
@@ -138,8 +138,8 @@ def test_a_host_cut_off_for_a_minute_then_restored(hosts, tmp_path):
 def test_a_host_drained_for_preemption(hosts, tmp_path):
     job = Job(hosts, tmp_path, trials=150)
     job.wait_until("records from h2", _at_least("h2", 3))
-    drained = time.time()
     hosts.drain("h2", DRAIN_DEADLINE_S)
+    drained = time.time()  # Ray has accepted the notice
     before = job.counts()
     time.sleep(max(0.0, drained + DRAIN_DEADLINE_S - time.time()))
     hosts.kill("h2")  # the cloud takes the machine at the deadline
@@ -151,10 +151,12 @@ def test_a_host_drained_for_preemption(hosts, tmp_path):
 
 
 def test_a_host_added_mid_job_runs_items_within_seconds(hosts, tmp_path):
-    job = Job(hosts, tmp_path, trials=200)
-    job.wait_until("records", lambda c: sum(c.values()) >= 10)
+    job = Job(hosts, tmp_path, trials=300)
+    job.wait_until("records", lambda c: sum(c.values()) >= 3)
     hosts.add_host("h4")
     joined = hosts.joined["h4"]
+    at_join = sum(job.counts().values())
+    assert job.proc.poll() is None and at_join < job.trials - 30, "the job was nearly over: raise its budget"
     job.wait_until("records from the added host", _at_least("h4", 1), timeout_s=60.0)
     a = job.finish()
     first = a.hosts["h4"].first - joined

@@ -2,14 +2,16 @@
 them, Ray's token authentication on, and the drills a cluster operator meets: a host killed, its link cut, a
 host added, a host drained for preemption.
 
-Each host runs ``ray start`` with its own ``--temp-dir`` (so nothing under /tmp/ray is shared, and no
-``ray.init(address="auto")`` or ``"local"`` anywhere on the machine finds this cluster, nor it theirs), its own
-measurement lock file (one timing slot per host, as on separate machines), usage stats off, and one token in
-every process's environment (``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``). The head hosts no measurement
+Each host runs ``ray start`` with its own ``--temp-dir`` (nothing under /tmp/ray is shared: no
+``ray_current_cluster`` file points another process of the machine here), its own measurement lock file (one
+timing slot per host, as on separate machines), usage stats off, and one token in every process's environment
+(``RAY_AUTH_MODE=token``, ``RAY_AUTH_TOKEN``). Nodes and drivers are given the head's address explicitly, and
+each host sees only its own processes, so nothing here joins another Ray instance of the machine; a
+``ray.init(address="local")`` elsewhere starts its own. The head hosts no measurement
 workers (no ``measure_slot``); worker hosts advertise ``measure_slot`` as cluster.yaml's nodes do.
 
     with NetnsRayCluster(workdir, workers=3) as c:
-        driver = c.tune("head", "matmul-64", trials=48, db=workdir / "tune.sqlite")
+        driver = c.tune("head", "matmul-64", 48, workdir / "tune.sqlite", workdir / "driver.log")
         c.kill("h2")
         assert driver.wait() == 0
 """
