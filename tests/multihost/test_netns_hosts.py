@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tunefarm.testing.netns import SUBNET, HostNetwork, ip, namespace_pids
+from tunefarm.testing.netns import SUBNET, HostNetwork, NetnsError, ip, namespace_pids
 
 pytestmark = [pytest.mark.multihost, pytest.mark.timeout(300)]
 
@@ -37,6 +37,8 @@ def test_hosts_talk_tcp_only_among_themselves_and_leave_nothing_behind():
     server = None
     try:
         a, b = net.add("a"), net.add("b")
+        with pytest.raises(NetnsError, match="bad or duplicate host name"):
+            net.add("a")
         server = _serve(net, "b")
         reply = _ask(net, "a", b)
         assert reply.returncode == 0 and reply.stdout.strip() == "b", reply.stderr  # b answers as host "b"
@@ -55,6 +57,8 @@ def test_hosts_talk_tcp_only_among_themselves_and_leave_nothing_behind():
         net.kill("b")
         assert server.wait(timeout=10) == -9 and not net.pids("b")
         assert _ask(net, "a", a).returncode != 0  # nobody serves on a either
+        with pytest.raises(NetnsError, match="host b is down"):
+            net.exec_argv("b", ["true"])
     finally:
         namespaces = [net.namespace(h) for h in net.hosts] + [net.bridge_ns]
         net.close()

@@ -175,8 +175,17 @@ class HostNetwork:
         return f"p-{name}"  # the bridge's side of a host's link (in the bridge's namespace)
 
     def exec_argv(self, name: str, argv: list[str]) -> list[str]:
-        """``argv`` run on host ``name``: in its network, UTS, mount and PID namespaces (those of its init)."""
-        return ["nsenter", "-t", str(self._init[name]), "-n", "-u", "-m", "-p", "--", *argv]
+        """``argv`` run on host ``name``: in its network, UTS, mount and PID namespaces (those of its init).
+
+        A host that was killed has no init: NetnsError, never a stranger's namespaces behind a reused pid."""
+        pid = self._init[name]
+        try:
+            ours = os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{self.namespace(name)}").st_ino
+        except FileNotFoundError:
+            ours = False
+        if not ours:
+            raise NetnsError(f"host {name} is down (its processes were killed)")
+        return ["nsenter", "-t", str(pid), "-n", "-u", "-m", "-p", "--", *argv]
 
     def cut(self, name: str) -> None:
         ip("-n", self.bridge_ns, "link", "set", self._port(name), "down")

@@ -17,6 +17,7 @@ workers (no ``measure_slot``); worker hosts advertise ``measure_slot`` as cluste
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
@@ -55,6 +56,8 @@ class NetnsRayCluster:
         self._tmp = tempfile.mkdtemp(prefix="tfmh")
         self.workers = [f"h{i}" for i in range(1, workers + 1)]
         self.joined: dict[str, float] = {}       # host -> epoch time its `ray start` returned (it had joined)
+        self._closed = False
+        atexit.register(self.close)  # Ray's directories too (the network registers its own)
         try:
             self.net.add(HEAD)
             self._start_ray([HEAD])
@@ -193,6 +196,10 @@ class NetnsRayCluster:
 
     def close(self) -> None:
         """Everything goes: every host's processes (SIGKILL), links, bridge, namespaces, Ray's directories."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
         try:
             self.net.close()
         finally:
