@@ -32,6 +32,7 @@ from .netns import HostNetwork, NetnsError
 
 HEAD = "head"
 GCS_PORT = 6379
+_CPUS_PER_HOST = 1   # one measuring worker per worker host: three hosts already oversubscribe a 2-core machine
 _OBJECT_STORE_BYTES = 100 * 1000 * 1000  # Ray's minimum is 75 MB; the default (30% of RAM per node) is far more
 
 
@@ -43,10 +44,9 @@ class NetnsRayCluster:
     ``close()`` removes with everything else.
     """
 
-    def __init__(self, workdir, workers: int = 3, cpus_per_host: int = 1):
+    def __init__(self, workdir, workers: int = 3):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.cpus_per_host = cpus_per_host
         self.token = secrets.token_hex(32)
         self._ray_bin = str(Path(sys.executable).with_name("ray"))
         if not os.path.exists(self._ray_bin):
@@ -102,7 +102,7 @@ class NetnsRayCluster:
         temp_dir = os.path.join(self._tmp, name)
         os.makedirs(temp_dir, exist_ok=True)
         argv = [self._ray_bin, "start", f"--node-ip-address={self.net.hosts[name]}", f"--temp-dir={temp_dir}",
-                f"--num-cpus={self.cpus_per_host}", f"--object-store-memory={_OBJECT_STORE_BYTES}",
+                f"--num-cpus={_CPUS_PER_HOST}", f"--object-store-memory={_OBJECT_STORE_BYTES}",
                 "--disable-usage-stats"]
         if name == HEAD:
             return argv + ["--head", f"--port={GCS_PORT}", "--include-dashboard=false"]
