@@ -49,6 +49,17 @@ def test_every_node_starts_with_the_measure_slot_resource():
         assert _resources_flag(starts[0]) == {"measure_slot": 1}
 
 
+def test_token_authentication_is_on_everywhere():
+    """Ray 2.60's token authentication: every node starts with it, shells on the nodes have it, and the token
+    made by `ray get-auth-token --generate` here is copied to every node (where Ray reads it by default)."""
+    config = _load()
+    for key in ("head_start_ray_commands", "worker_start_ray_commands"):
+        start = next(c for c in config[key] if "ray start" in c)
+        assert start.index("export RAY_AUTH_MODE=token;") < start.index("ray start")
+    assert any("export RAY_AUTH_MODE=token" in c and "~/.bashrc" in c for c in config["setup_commands"])
+    assert config["file_mounts"]["~/.ray/auth_token"] == "~/.ray/auth_token"
+
+
 def test_setup_installs_tunefarm():
     config = _load()
     installs = [c for c in config["setup_commands"] if "pip install" in c and "tunefarm" in c]
