@@ -124,6 +124,14 @@ class InstructionKind:
     sampling: bool = False
     check_decision: Callable[[Any, tuple], str | None] | None = None
 
+    @staticmethod
+    def get(name: str) -> "InstructionKind":
+        """The registered kind called ``name`` (TVM's ``InstructionKind.get``)."""
+        try:
+            return INSTRUCTION_KINDS[name]
+        except KeyError:
+            raise ValueError(f"unknown instruction kind {name!r}; known: {sorted(INSTRUCTION_KINDS)}") from None
+
     def to_python(self, inst: Instruction, names: dict, decision=None) -> str:
         rendered = [render_input(x, names) for x in inst.inputs]
         args = ", ".join(self.call_args(rendered, inst.attrs, decision))
@@ -207,6 +215,10 @@ _KINDS = [
         "Reorder", "reorder", ("loop+",), (), "", _fixed(0),
         apply=lambda s, i, a, d: s.reorder(*i),
         call_args=lambda r, a, d: list(r)),
+    InstructionKind(
+        "AddUnitLoop", "add_unit_loop", ("block_or_loop",), (), "loop", _fixed(1),
+        apply=lambda s, i, a, d: s.add_unit_loop(block_or_loop=i[0]),
+        call_args=lambda r, a, d: [_kw("block_or_loop", r[0])]),
     InstructionKind(
         "Parallel", "parallel", ("loop",), (), "", _fixed(0),
         apply=lambda s, i, a, d: s.parallel(loop=i[0]),

@@ -27,6 +27,7 @@ from .primitives import compute_location as _location
 from .primitives import loop_transform as _loops
 from .primitives import query as _query
 from .primitives import reduction as _reduction
+from .primitives import unit_loop as _unit_loop
 from .random_variables import INLINE_MARK, ROOT_MARK, BlockRV, ComputeLocationMark, ExprRV, LoopRV, RandomVariable
 from .trace import Trace
 from .tree import find_block, find_loop
@@ -303,6 +304,20 @@ class Schedule:
         fname, vars_ = self._loops(ordered_loops, prim)
         self._set(fname, _loops.reorder(self._funcs[fname], vars_))
         self._record("Reorder", ordered_loops, (), ())
+
+    def add_unit_loop(self, block_or_loop) -> LoopRV:
+        """A loop of extent 1 directly above a block (or a block name) or a loop."""
+        prim = "add_unit_loop"
+        if isinstance(block_or_loop, LoopRV):
+            fname, var = self._loop(block_or_loop, prim)
+            func, new_var = _unit_loop.add_unit_loop(self._funcs[fname], loop=var)
+        else:
+            block_or_loop, fname, name = self._block(block_or_loop, prim)
+            func, new_var = _unit_loop.add_unit_loop(self._funcs[fname], block=name)
+        self._set(fname, func)
+        rv = self._new(LoopRV, (fname, new_var))
+        self._record("AddUnitLoop", (block_or_loop,), (), (rv,))
+        return rv
 
     def parallel(self, loop) -> None:
         fname, var = self._loop(loop, "parallel")

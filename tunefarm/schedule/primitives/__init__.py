@@ -6,9 +6,10 @@
 - ``compute_location``: compute_inline, reverse_compute_inline, compute_at, reverse_compute_at
 - ``cache``: cache_read, cache_write
 - ``reduction``: decompose_reduction, rfactor
+- ``unit_loop``: add_unit_loop
 
 Blocks are addressed by unique name, loops by their loop ``Var``; illegal requests raise ``ScheduleError``.
 """
-from . import annotate, cache, compute_location, loop_transform, query, reduction
+from . import annotate, cache, compute_location, loop_transform, query, reduction, unit_loop
 
-__all__ = ["annotate", "cache", "compute_location", "loop_transform", "query", "reduction"]
+__all__ = ["annotate", "cache", "compute_location", "loop_transform", "query", "reduction", "unit_loop"]
