@@ -1,7 +1,7 @@
 """``tvm.tir.schedule.testing``: the two helpers TVM's schedule tests use."""
 from __future__ import annotations
 
-from ....ir.structural import assert_structural_equal
+from ...ir.structural import assert_structural_equal
 from ....schedule import Trace
 from ....schedule.trace_python import apply_python
 from .schedule import Schedule
