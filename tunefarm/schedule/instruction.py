@@ -220,6 +220,10 @@ _KINDS = [
         apply=lambda s, i, a, d: s.add_unit_loop(block_or_loop=i[0]),
         call_args=lambda r, a, d: [_kw("block_or_loop", r[0])]),
     InstructionKind(
+        "Blockize", "blockize", ("loop",), (("preserve_unit_iters", check_bool),), "block", _fixed(1),
+        apply=lambda s, i, a, d: s.blockize(target=i[0], preserve_unit_iters=a[0]),
+        call_args=lambda r, a, d: [_kw("target", r[0]), _kw("preserve_unit_iters", py_literal(a[0]))]),
+    InstructionKind(
         "Parallel", "parallel", ("loop",), (), "", _fixed(0),
         apply=lambda s, i, a, d: s.parallel(loop=i[0]),
         call_args=lambda r, a, d: [_kw("loop", r[0])]),

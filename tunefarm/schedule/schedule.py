@@ -22,6 +22,7 @@ from . import sampling
 from .error import ScheduleError
 from .instruction import Instruction
 from .primitives import annotate as _ann
+from .primitives import blockize as _blockize
 from .primitives import cache as _cache
 from .primitives import compute_location as _location
 from .primitives import loop_transform as _loops
@@ -317,6 +318,19 @@ class Schedule:
         self._set(fname, func)
         rv = self._new(LoopRV, (fname, new_var))
         self._record("AddUnitLoop", (block_or_loop,), (), (rv,))
+        return rv
+
+    def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRV:
+        """Wrap the loop nest under ``target`` (a LoopRV) and its block in a new outer block."""
+        prim = "blockize"
+        if not isinstance(target, LoopRV):
+            raise ScheduleError(prim, "only a loop can be blockized here (a list of blocks is not supported)")
+        fname, var = self._loop(target, prim)
+        pui = self._flag(preserve_unit_iters, prim, "preserve_unit_iters")
+        func, name = _blockize.blockize(self._funcs[fname], var, pui)
+        self._set(fname, func)
+        rv = self._new(BlockRV, (fname, name))
+        self._record("Blockize", (target,), (pui,), (rv,))
         return rv
 
     def parallel(self, loop) -> None:

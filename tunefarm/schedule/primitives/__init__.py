@@ -7,9 +7,10 @@
 - ``cache``: cache_read, cache_write
 - ``reduction``: decompose_reduction, rfactor
 - ``unit_loop``: add_unit_loop
+- ``blockize``: blockize (a loop's nest into an outer block)
 
 Blocks are addressed by unique name, loops by their loop ``Var``; illegal requests raise ``ScheduleError``.
 """
-from . import annotate, cache, compute_location, loop_transform, query, reduction, unit_loop
+from . import annotate, blockize, cache, compute_location, loop_transform, query, reduction, unit_loop
 
-__all__ = ["annotate", "cache", "compute_location", "loop_transform", "query", "reduction", "unit_loop"]
+__all__ = ["annotate", "blockize", "cache", "compute_location", "loop_transform", "query", "reduction", "unit_loop"]

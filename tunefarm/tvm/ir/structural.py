@@ -3,7 +3,8 @@
 TVM's structural equality ignores a block's name (``BlockNode::SEqualReduce`` compares iteration variables,
 buffers, regions, body, init and annotations only); tunefarm's keeps it, because a trace addresses blocks by
 name, so two programs whose blocks are named differently do not replay the same trace and must not share a
-workload key. The facade answers as TVM does: programs equal up to block names are equal here.
+workload key. The facade answers as TVM does: programs equal up to block names are equal here. A function
+without ``global_symbol`` compares as if it had its own name there, as every function TVM's parser reads has.
 """
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ class _Unnamed(StmtMutator):
 
 def _unnamed(node):
     if isinstance(node, PrimFunc):
-        return node.with_body(_Unnamed().visit(node.body))
+        func = node.with_body(_Unnamed().visit(node.body))
+        # TVM's parser gives every (public) prim_func the attribute global_symbol = its name
+        return func if "global_symbol" in func.attrs else func.with_attr("global_symbol", func.name)
     if isinstance(node, IRModule):
         return IRModule({k: _unnamed(f) for k, f in node.functions.items()}, node.attrs)
     if isinstance(node, S.Stmt):
