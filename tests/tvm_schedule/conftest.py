@@ -87,10 +87,7 @@ _ALLOCATE_CONST = _SCRIPT + "T.allocate_const / T.decl_buffer are not read"
 EXPECTED_FAILURES = {
     "blockize::test_blockize_blocks": "blockize takes a loop; blockizing a list of blocks is not implemented",
 
-    **{f"cache_read_write::{t}": _MISSING + "reindex_cache_read / reindex_cache_write" for t in (
-        "test_reindex_cache_read", "test_reindex_cache_read_multi_consumer", "test_reindex_cache_read_fail_not_match",
-        "test_reindex_cache_read_failed_not_single_point", "test_reindex_cache_write", "test_reindex_cache_write_reduce",
-        "test_reindex_cache_write_fail_not_match", "test_reindex_cache_write_fail_not_single_point")},
+
     **{f"decompose_padding::{t}": _MISSING + "decompose_padding / can_decompose_padding" for t in (
         "test_int64_indices_batch_decompose_padding", "test_1d_decompose_padding", "test_decompose_hw_padding_direct",
         "test_decompose_hw_padding_tiled", "test_decompose_hw_padding_tiled_and_lift_pad",

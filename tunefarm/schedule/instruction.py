@@ -266,6 +266,16 @@ _KINDS = [
         apply=lambda s, i, a, d: s.cache_write(block=i[0], write_buffer_index=a[0], storage_scope=a[1]),
         call_args=lambda r, a, d: [_kw("block", r[0]), _kw("write_buffer_index", py_literal(a[0])),
                                    _kw("storage_scope", py_literal(a[1]))]),
+    *[InstructionKind(
+        kind, method, ("block",), ((index_name, check_int), ("storage_scope", check_str), ("index_map", check_str)),
+        "block", _fixed(1),
+        apply=lambda s, i, a, d, method=method: getattr(s, method)(i[0], a[0], a[1], a[2]),
+        # the map prints as the lambda it is (TVM's form); replaying the text reads it as data
+        call_args=lambda r, a, d, index_name=index_name: [
+            _kw("block", r[0]), _kw(index_name, py_literal(a[0])), _kw("storage_scope", py_literal(a[1])),
+            _kw("index_map", a[2])])
+      for kind, method, index_name in (("ReindexCacheRead", "reindex_cache_read", "read_buffer_index"),
+                                       ("ReindexCacheWrite", "reindex_cache_write", "write_buffer_index"))],
     InstructionKind(
         "DecomposeReduction", "decompose_reduction", ("block", "loop"), (), "block", _fixed(1),
         apply=lambda s, i, a, d: s.decompose_reduction(block=i[0], loop=i[1]),

@@ -28,6 +28,7 @@ from .primitives import compute_location as _location
 from .primitives import loop_transform as _loops
 from .primitives import query as _query
 from .primitives import reduction as _reduction
+from .primitives import reindex_cache as _reindex
 from .primitives import unit_loop as _unit_loop
 from .random_variables import INLINE_MARK, ROOT_MARK, BlockRV, ComputeLocationMark, ExprRV, LoopRV, RandomVariable
 from .trace import Trace
@@ -399,6 +400,28 @@ class Schedule:
 
     def cache_write(self, block, write_buffer_index: int, storage_scope: str) -> BlockRV:
         return self._cache_stage("CacheWrite", "cache_write", block, write_buffer_index, storage_scope)
+
+    def _reindex_cache(self, kind: str, prim: str, block, index, storage_scope: str, index_map) -> BlockRV:
+        block, fname, name = self._block(block, prim)
+        index = self._int(index, prim, "the buffer index")
+        if not isinstance(storage_scope, str):
+            raise ScheduleError(prim, f"storage_scope must be a string, got {storage_scope!r}")
+        func, new_name, text = _reindex.reindex_cache(self._funcs[fname], name, index, storage_scope, index_map,
+                                                      write=kind == "ReindexCacheWrite")
+        self._set(fname, func)
+        rv = self._new(BlockRV, (fname, new_name))
+        self._record(kind, (block,), (index, storage_scope, text), (rv,))
+        return rv
+
+    def reindex_cache_read(self, block, read_buffer_index: int, storage_scope: str, index_map) -> BlockRV:
+        """Copy what ``block`` reads of a buffer, one element per iteration, into a cache laid out by
+        ``index_map`` (a function of the block's iteration variables, or its text)."""
+        return self._reindex_cache("ReindexCacheRead", "reindex_cache_read", block, read_buffer_index,
+                                   storage_scope, index_map)
+
+    def reindex_cache_write(self, block, write_buffer_index: int, storage_scope: str, index_map) -> BlockRV:
+        return self._reindex_cache("ReindexCacheWrite", "reindex_cache_write", block, write_buffer_index,
+                                   storage_scope, index_map)
 
     def decompose_reduction(self, block, loop) -> BlockRV:
         prim = "decompose_reduction"

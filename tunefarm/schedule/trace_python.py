@@ -24,6 +24,8 @@ def _value(node, env: dict, line: str):
         return [_value(e, env, line) for e in node.elts]
     if isinstance(node, ast.Name) and node.id in env:
         return env[node.id]
+    if isinstance(node, ast.Lambda):  # an index map: handed on as text, which the primitive reads as data
+        return ast.unparse(node)
     raise ValueError(f"trace line {line!r}: {ast.unparse(node)!r} is not a literal or an earlier result")
 
 
