@@ -277,6 +277,10 @@ _KINDS = [
       for kind, method, index_name in (("ReindexCacheRead", "reindex_cache_read", "read_buffer_index"),
                                        ("ReindexCacheWrite", "reindex_cache_write", "write_buffer_index"))],
     InstructionKind(
+        "DecomposePadding", "decompose_padding", ("block", "loop"), (), "block", _fixed(1),
+        apply=lambda s, i, a, d: s.decompose_padding(block=i[0], loop=i[1]),
+        call_args=lambda r, a, d: [_kw("block", r[0]), _kw("loop", r[1])]),
+    InstructionKind(
         "DecomposeReduction", "decompose_reduction", ("block", "loop"), (), "block", _fixed(1),
         apply=lambda s, i, a, d: s.decompose_reduction(block=i[0], loop=i[1]),
         call_args=lambda r, a, d: [_kw("block", r[0]), _kw("loop", r[1])]),

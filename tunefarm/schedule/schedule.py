@@ -22,15 +22,13 @@ from . import sampling
 from .error import ScheduleError
 from .instruction import Instruction
 from .primitives import annotate as _ann
-from .primitives import blockize as _blockize
 from .primitives import cache as _cache
 from .primitives import compute_location as _location
 from .primitives import loop_transform as _loops
 from .primitives import query as _query
 from .primitives import reduction as _reduction
-from .primitives import reindex_cache as _reindex
-from .primitives import unit_loop as _unit_loop
 from .random_variables import INLINE_MARK, ROOT_MARK, BlockRV, ComputeLocationMark, ExprRV, LoopRV, RandomVariable
+from .block_transforms import BlockTransforms
 from .trace import Trace
 from .tree import find_block, find_loop
 
@@ -47,7 +45,7 @@ _NO_DECISION = object()
 _SEED_FROM_OS = object()
 
 
-class Schedule:
+class Schedule(BlockTransforms):
     """A schedule over a module of PrimFuncs (a single PrimFunc is wrapped as ``{"main": func}``).
 
     ``seed``: an int for reproducible sampling; ``None`` (or -1) seeds from the operating system.
@@ -307,33 +305,6 @@ class Schedule:
         self._set(fname, _loops.reorder(self._funcs[fname], vars_))
         self._record("Reorder", ordered_loops, (), ())
 
-    def add_unit_loop(self, block_or_loop) -> LoopRV:
-        """A loop of extent 1 directly above a block (or a block name) or a loop."""
-        prim = "add_unit_loop"
-        if isinstance(block_or_loop, LoopRV):
-            fname, var = self._loop(block_or_loop, prim)
-            func, new_var = _unit_loop.add_unit_loop(self._funcs[fname], loop=var)
-        else:
-            block_or_loop, fname, name = self._block(block_or_loop, prim)
-            func, new_var = _unit_loop.add_unit_loop(self._funcs[fname], block=name)
-        self._set(fname, func)
-        rv = self._new(LoopRV, (fname, new_var))
-        self._record("AddUnitLoop", (block_or_loop,), (), (rv,))
-        return rv
-
-    def blockize(self, target, preserve_unit_iters: bool = True) -> BlockRV:
-        """Wrap the loop nest under ``target`` (a LoopRV) and its block in a new outer block."""
-        prim = "blockize"
-        if not isinstance(target, LoopRV):
-            raise ScheduleError(prim, "only a loop can be blockized here (a list of blocks is not supported)")
-        fname, var = self._loop(target, prim)
-        pui = self._flag(preserve_unit_iters, prim, "preserve_unit_iters")
-        func, name = _blockize.blockize(self._funcs[fname], var, pui)
-        self._set(fname, func)
-        rv = self._new(BlockRV, (fname, name))
-        self._record("Blockize", (target,), (pui,), (rv,))
-        return rv
-
     def parallel(self, loop) -> None:
         fname, var = self._loop(loop, "parallel")
         self._set(fname, _ann.parallel(self._funcs[fname], var))
@@ -400,28 +371,6 @@ class Schedule:
 
     def cache_write(self, block, write_buffer_index: int, storage_scope: str) -> BlockRV:
         return self._cache_stage("CacheWrite", "cache_write", block, write_buffer_index, storage_scope)
-
-    def _reindex_cache(self, kind: str, prim: str, block, index, storage_scope: str, index_map) -> BlockRV:
-        block, fname, name = self._block(block, prim)
-        index = self._int(index, prim, "the buffer index")
-        if not isinstance(storage_scope, str):
-            raise ScheduleError(prim, f"storage_scope must be a string, got {storage_scope!r}")
-        func, new_name, text = _reindex.reindex_cache(self._funcs[fname], name, index, storage_scope, index_map,
-                                                      write=kind == "ReindexCacheWrite")
-        self._set(fname, func)
-        rv = self._new(BlockRV, (fname, new_name))
-        self._record(kind, (block,), (index, storage_scope, text), (rv,))
-        return rv
-
-    def reindex_cache_read(self, block, read_buffer_index: int, storage_scope: str, index_map) -> BlockRV:
-        """Copy what ``block`` reads of a buffer, one element per iteration, into a cache laid out by
-        ``index_map`` (a function of the block's iteration variables, or its text)."""
-        return self._reindex_cache("ReindexCacheRead", "reindex_cache_read", block, read_buffer_index,
-                                   storage_scope, index_map)
-
-    def reindex_cache_write(self, block, write_buffer_index: int, storage_scope: str, index_map) -> BlockRV:
-        return self._reindex_cache("ReindexCacheWrite", "reindex_cache_write", block, write_buffer_index,
-                                   storage_scope, index_map)
 
     def decompose_reduction(self, block, loop) -> BlockRV:
         prim = "decompose_reduction"

@@ -9,9 +9,12 @@
 - ``unit_loop``: add_unit_loop
 - ``blockize``: blockize (a loop's nest into an outer block)
 - ``reindex_cache``: reindex_cache_read, reindex_cache_write (a cache laid out by an index map)
+- ``decompose_padding``: decompose_padding, can_decompose_padding
 
 Blocks are addressed by unique name, loops by their loop ``Var``; illegal requests raise ``ScheduleError``.
 """
-from . import annotate, blockize, cache, compute_location, loop_transform, query, reduction, reindex_cache, unit_loop
+from . import (annotate, blockize, cache, compute_location, decompose_padding, loop_transform, query, reduction,
+               reindex_cache, unit_loop)
 
-__all__ = ["annotate", "blockize", "cache", "compute_location", "loop_transform", "query", "reduction", "reindex_cache", "unit_loop"]
+__all__ = ["annotate", "blockize", "cache", "compute_location", "decompose_padding", "loop_transform", "query",
+           "reduction", "reindex_cache", "unit_loop"]
