@@ -64,3 +64,15 @@ def test_verify_trace_roundtrip_replays_json_and_python():
     sch.split(i, factors=[None, 4])
     again = verify_trace_roundtrip(sch, func)
     tvm.ir.assert_structural_equal(again.mod, sch.mod)
+
+
+def test_split_takes_intimm_factors_and_cache_read_takes_a_buffer_name():
+    func = _scale("B", 2.0)
+    sch = tir.Schedule(func)
+    (i,) = sch.get_loops(sch.get_block("B"))
+    outer, inner = sch.split(i, factors=[tir.IntImm("int32", 4), None])
+    assert [sch.get(lp).extent.value for lp in (outer, inner)] == [4, 4]
+    cached = sch.cache_read(sch.get_block("B"), "A", "local")
+    assert sch.get(cached).writes[0].buffer.scope == "local"
+    with pytest.raises(tir.ScheduleError, match="no buffer named 'Z'"):
+        sch.cache_read(sch.get_block("B"), "Z", "local")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ....schedule import Schedule as _Schedule
 from ....schedule import ScheduleError
+from ....ir.expr import IntImm
 from .state import ScheduleDebugMask
 
 _ALL = int(ScheduleDebugMask.VERIFY_SREF_TREE | ScheduleDebugMask.VERIFY_CACHED_FLAGS)
@@ -35,6 +36,30 @@ class Schedule(_Schedule):
                                             "every primitive checks its preconditions")
         self.debug_mask = _debug_mask(debug_mask)
         super().__init__(mod, seed=seed)
+
+    def split(self, loop, factors, preserve_unit_iters: bool = True, disable_predication: bool = False):
+        """TVM's factors may be ``IntImm`` constants (``T.int64(10)``): they are plain integers here."""
+        if isinstance(factors, (list, tuple)):
+            factors = [f.value if isinstance(f, IntImm) else f for f in factors]
+        return super().split(loop, factors, preserve_unit_iters, disable_predication)
+
+    def cache_read(self, block, read_buffer_index, storage_scope: str):
+        """TVM also names the buffer instead of giving its index among the block's reads."""
+        if isinstance(read_buffer_index, str):
+            read_buffer_index = self._buffer_index(block, read_buffer_index, "reads", "cache_read")
+        return super().cache_read(block, read_buffer_index, storage_scope)
+
+    def cache_write(self, block, write_buffer_index, storage_scope: str):
+        if isinstance(write_buffer_index, str):
+            write_buffer_index = self._buffer_index(block, write_buffer_index, "writes", "cache_write")
+        return super().cache_write(block, write_buffer_index, storage_scope)
+
+    def _buffer_index(self, block, name: str, which: str, prim: str) -> int:
+        regions = getattr(self.get(self.get_block(block) if isinstance(block, str) else block), which)
+        names = [r.buffer.name for r in regions]
+        if name not in names:
+            raise ScheduleError(prim, f"the block {which} no buffer named {name!r} (it {which} {names})")
+        return names.index(name)
 
     def copy(self) -> "Schedule":
         new = super().copy()
