@@ -194,7 +194,7 @@ class ExprEmitter:
 
     def _e_Select(self, e: E.Select):
         c = self.typed(e.cond, "bool")
-        if self.lanes_of(c) == 1 and (_loads(e.true_value) or _loads(e.false_value)):
+        if self.vc is None and self.lanes_of(c) == 1 and (_loads(e.true_value) or _loads(e.false_value)):
             return self._branching_select(c, e)
         t = self.typed(e.true_value, e.dtype)
         f = self.typed(e.false_value, e.dtype)
