@@ -42,12 +42,12 @@ BAD_BODIES = [
     ("T.reads(A[0:16])\n", 4, "misplaced-T.reads", "directly inside"),
     ("for i in range(16):\n    with T.init():\n        B[i] = 0.0\n", 5, "misplaced-T.init()", "directly inside"),
     ("for i in range(16):\n    B[i] = T.Cast('float64', A[i])\n", 5, "store-dtype", "convert with T.Cast"),
-    ("x = A[0] + 1.0\n", 4, "let", "no let-statements"),
+    ("x = A[0] + 1.0\nA[0] = 2.0\nB[0] = x\n", 6, "let", "no let-statements"),
     ("try:\n    pass\nexcept Exception:\n    pass\n", 4, "try statement", "try statement"),
     ("import numpy\n", 4, "import", "import"),
     ("for i in range(16):\n    B[i] = A[i]\nelse:\n    pass\n", 4, "for-else", "for-else"),
     ("with open('x') as fh:\n    pass\n", 4, "with", "unsupported `with"),
-    ("C = T.alloc_buffer((4,), 'float32', scope='shared')\n", 4, "scope", "unknown buffer scope"),
+    ("C = T.alloc_buffer((4,), 'float32', scope='global.texture')\n", 4, "scope", "unknown buffer scope"),
     ("C = T.alloc_buffer((4,), 'float31')\n", 4, "dtype", "unsupported dtype"),
     ("C = T.alloc_buffer((4,), 'float32', align=64)\n", 4, "kwarg-align", "unsupported argument `align`"),
     ("for i in range(16):\n    B[i] = A[i] if i < 8 else T.exp(A[i], A[i], foo=1)\n", 5, "exp", "keyword"),
@@ -148,7 +148,9 @@ def test_missing_annotation_and_bad_annotation():
     with pytest.raises(ParseError, match="needs a T.Buffer"):
         from_source("@T.prim_func\ndef f(a):\n    pass\n")
     with pytest.raises(ParseError, match="unsupported annotation"):
-        from_source("@T.prim_func\ndef f(a: T.int32):\n    pass\n")
+        from_source("@T.prim_func\ndef f(a: T.float32):\n    pass\n")
+    with pytest.raises(ParseError, match="scalar parameter `a` does not size a buffer parameter"):
+        from_source("@T.prim_func\ndef f(a: T.int32, B: T.Buffer((4,), 'float32')):\n    pass\n")
     with pytest.raises(ParseError, match="returns nothing"):
         from_source("@T.prim_func\ndef f(A: T.Buffer((4,), 'float32')) -> int:\n    pass\n")
 

@@ -20,7 +20,7 @@ import llvmlite.ir as ir
 from ..ir import expr as E
 from ..ir.arith import affine_coefficients, const_bound
 from ..ir.dtype import is_float, result_dtype
-from ..ir.functor import uses_var
+from ..ir.functor import post_order_visit, uses_var
 from .llvm_types import I32, I64, declare, intrinsic_suffix, is_unsigned, size_of, storage_type, value_type, vec
 from .lower_blocks import LoweringError
 
@@ -194,10 +194,31 @@ class ExprEmitter:
 
     def _e_Select(self, e: E.Select):
         c = self.typed(e.cond, "bool")
+        if self.vc is None and self.lanes_of(c) == 1 and (_loads(e.true_value) or _loads(e.false_value)):
+            return self._branching_select(c, e)
         t = self.typed(e.true_value, e.dtype)
         f = self.typed(e.false_value, e.dtype)
         c, t, f = self.match(c, t, f)
         return self.builder.select(c, t, f)
+
+    def _branching_select(self, c: ir.Value, e: E.Select) -> ir.Value:
+        """A scalar ``if_then_else`` whose side reads memory evaluates only the side its condition picks (as
+        TVM's does): a padding program reads ``x[i - 3]`` only where ``i >= 3``, and the other side's address
+        may be outside the buffer."""
+        b = self.builder
+        then_bb, else_bb = b.append_basic_block("select.true"), b.append_basic_block("select.false")
+        end_bb = b.append_basic_block("select.end")
+        b.cbranch(c, then_bb, else_bb)
+        values = []
+        for bb, side in ((then_bb, e.true_value), (else_bb, e.false_value)):
+            b.position_at_end(bb)
+            values.append((self.typed(side, e.dtype), b.block))
+            b.branch(end_bb)
+        b.position_at_end(end_bb)
+        phi = b.phi(values[0][0].type)
+        for v, bb in values:
+            phi.add_incoming(v, bb)
+        return phi
 
     def _e_Binary(self, e: E.Binary):
         op = e.op
@@ -416,6 +437,12 @@ class ExprEmitter:
             lane_idx = b.extract_element(idx, ir.Constant(I32, i))
             out = b.insert_element(out, self.load_scalar(buf, lane_idx), ir.Constant(I32, i))
         return out
+
+
+def _loads(e) -> bool:
+    found = []
+    post_order_visit(e, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
+    return bool(found)
 
 
 class _Opaque(E.PrimExpr):

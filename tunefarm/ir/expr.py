@@ -115,6 +115,10 @@ class IntImm(PrimExpr):
         self.value = int(value)
         self.dtype = dtype
 
+    def __int__(self) -> int:
+        """``int(shape[0])``, as TVM's constants allow."""
+        return self.value
+
 
 class FloatImm(PrimExpr):
     __slots__ = ("value",)

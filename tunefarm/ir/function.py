@@ -48,6 +48,11 @@ class PrimFunc(Node):
             attrs["global_symbol"] = name
         return PrimFunc(self.params, self.body, attrs, name)
 
+    @property
+    def buffer_map(self) -> dict:
+        """TVM's ``func.buffer_map[func.params[i]]``: here every parameter is its buffer."""
+        return {p: p for p in self.params}
+
     def with_attr(self, key, value=None) -> "PrimFunc":
         """A copy with one attribute set, or several from a dict (TVM's ``func.with_attr``). ``global_symbol``
         is the function's name, so setting it renames the function too."""

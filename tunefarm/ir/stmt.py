@@ -33,6 +33,11 @@ class Node:
             raise TypeError(f"{cls.__name__} has no fields {sorted(changes)}")
         return new
 
+    def same_as(self, other) -> bool:
+        """TVM's reference equality: the very same node (IR is immutable, so an unchanged part stays the same
+        object across schedule steps)."""
+        return self is other
+
     def __repr__(self) -> str:
         from .printer import stmt_to_str  # cycle: printer imports this module
 
@@ -173,6 +178,11 @@ class Block(Stmt):
     @property
     def is_reduction(self) -> bool:
         return any(iv.iter_type == "R" for iv in self.iter_vars)
+
+    @property
+    def name_hint(self) -> str:
+        """TVM's name of the block's name."""
+        return self.name
 
 
 class BlockRealize(Stmt):

@@ -124,6 +124,14 @@ class InstructionKind:
     sampling: bool = False
     check_decision: Callable[[Any, tuple], str | None] | None = None
 
+    @staticmethod
+    def get(name: str) -> "InstructionKind":
+        """The registered kind called ``name`` (TVM's ``InstructionKind.get``)."""
+        try:
+            return INSTRUCTION_KINDS[name]
+        except KeyError:
+            raise ValueError(f"unknown instruction kind {name!r}; known: {sorted(INSTRUCTION_KINDS)}") from None
+
     def to_python(self, inst: Instruction, names: dict, decision=None) -> str:
         rendered = [render_input(x, names) for x in inst.inputs]
         args = ", ".join(self.call_args(rendered, inst.attrs, decision))
@@ -208,6 +216,14 @@ _KINDS = [
         apply=lambda s, i, a, d: s.reorder(*i),
         call_args=lambda r, a, d: list(r)),
     InstructionKind(
+        "AddUnitLoop", "add_unit_loop", ("block_or_loop",), (), "loop", _fixed(1),
+        apply=lambda s, i, a, d: s.add_unit_loop(block_or_loop=i[0]),
+        call_args=lambda r, a, d: [_kw("block_or_loop", r[0])]),
+    InstructionKind(
+        "Blockize", "blockize", ("loop",), (("preserve_unit_iters", check_bool),), "block", _fixed(1),
+        apply=lambda s, i, a, d: s.blockize(target=i[0], preserve_unit_iters=a[0]),
+        call_args=lambda r, a, d: [_kw("target", r[0]), _kw("preserve_unit_iters", py_literal(a[0]))]),
+    InstructionKind(
         "Parallel", "parallel", ("loop",), (), "", _fixed(0),
         apply=lambda s, i, a, d: s.parallel(loop=i[0]),
         call_args=lambda r, a, d: [_kw("loop", r[0])]),
@@ -250,6 +266,20 @@ _KINDS = [
         apply=lambda s, i, a, d: s.cache_write(block=i[0], write_buffer_index=a[0], storage_scope=a[1]),
         call_args=lambda r, a, d: [_kw("block", r[0]), _kw("write_buffer_index", py_literal(a[0])),
                                    _kw("storage_scope", py_literal(a[1]))]),
+    *[InstructionKind(
+        kind, method, ("block",), ((index_name, check_int), ("storage_scope", check_str), ("index_map", check_str)),
+        "block", _fixed(1),
+        apply=lambda s, i, a, d, method=method: getattr(s, method)(i[0], a[0], a[1], a[2]),
+        # the map prints as the lambda it is (TVM's form); replaying the text reads it as data
+        call_args=lambda r, a, d, index_name=index_name: [
+            _kw("block", r[0]), _kw(index_name, py_literal(a[0])), _kw("storage_scope", py_literal(a[1])),
+            _kw("index_map", a[2])])
+      for kind, method, index_name in (("ReindexCacheRead", "reindex_cache_read", "read_buffer_index"),
+                                       ("ReindexCacheWrite", "reindex_cache_write", "write_buffer_index"))],
+    InstructionKind(
+        "DecomposePadding", "decompose_padding", ("block", "loop"), (), "block", _fixed(1),
+        apply=lambda s, i, a, d: s.decompose_padding(block=i[0], loop=i[1]),
+        call_args=lambda r, a, d: [_kw("block", r[0]), _kw("loop", r[1])]),
     InstructionKind(
         "DecomposeReduction", "decompose_reduction", ("block", "loop"), (), "block", _fixed(1),
         apply=lambda s, i, a, d: s.decompose_reduction(block=i[0], loop=i[1]),

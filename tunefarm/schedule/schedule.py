@@ -28,6 +28,7 @@ from .primitives import loop_transform as _loops
 from .primitives import query as _query
 from .primitives import reduction as _reduction
 from .random_variables import INLINE_MARK, ROOT_MARK, BlockRV, ComputeLocationMark, ExprRV, LoopRV, RandomVariable
+from .block_transforms import BlockTransforms
 from .trace import Trace
 from .tree import find_block, find_loop
 
@@ -44,7 +45,7 @@ _NO_DECISION = object()
 _SEED_FROM_OS = object()
 
 
-class Schedule:
+class Schedule(BlockTransforms):
     """A schedule over a module of PrimFuncs (a single PrimFunc is wrapped as ``{"main": func}``).
 
     ``seed``: an int for reproducible sampling; ``None`` (or -1) seeds from the operating system.

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from ..ir import expr as E
 from ..ir.buffer import Buffer
 from ..ir.dtype import ALL_TYPES, check_dtype, is_float, is_int
@@ -116,6 +118,9 @@ class ExprParser:
         found, value = self.lookup(node.id)
         if not found:
             raise self.src.error(node, f"undefined name `{node.id}`", "undefined-name")
+        stale = getattr(value, "stale_reason", None)
+        if stale is not None:
+            raise self.src.error(node, stale, "let")
         return value
 
     def _e_Tuple(self, node):
@@ -300,17 +305,46 @@ class ExprParser:
             v = int(v)
         return literal_for(v, dtype)
 
+    def result_dtype(self, node, name: str) -> str | None:
+        """The ``dtype=`` keyword TVM's printer writes on calls (the result's dtype), or None; no other keyword."""
+        dtype = None
+        for kw in node.keywords:
+            if kw.arg != "dtype":
+                raise self.src.error(node, f"T.{name} takes no keyword argument {kw.arg!r} (only dtype=)", name)
+            dtype = self.dtype_arg(kw.value)
+        return dtype
+
+    def checked_dtype(self, value, dtype: str | None, node, name: str):
+        if dtype is not None and isinstance(value, E.PrimExpr) and value.dtype != dtype:
+            raise self.src.error(node, f"T.{name}(..., dtype={dtype!r}) but its value is {value.dtype}", name)
+        return value
+
     def intrinsic(self, op: str, node):
-        self.no_keywords(node, op)
+        dtype = self.result_dtype(node, op)
         if not node.args:
             raise self.src.error(node, f"T.{op} needs an argument", op)
         args = [self.prim(a) for a in node.args]
         first = next((a for a in args if isinstance(a, E.PrimExpr)), None)
         if first is None:
-            exprs = [default_literal(a) for a in args]
+            exprs = [default_literal(a) if dtype is None else literal_for(a, dtype) for a in args]
         else:
             exprs = [a if isinstance(a, E.PrimExpr) else literal_for(a, first.dtype) for a in args]
-        return E.Call(op, tuple(exprs))
+        return self.checked_dtype(E.Call(op, tuple(exprs)), dtype, node, op)
+
+    def _call_limit(self, node):
+        """``T.min_value(dtype)`` / ``T.max_value(dtype)``: the dtype's smallest / largest value as a literal."""
+        name = self.t_name(node.func)
+        self.no_keywords(node, name)
+        if len(node.args) != 1:
+            raise self.src.error(node, f"T.{name} takes one dtype argument", name)
+        dtype = self.dtype_arg(node.args[0])
+        if is_float(dtype):
+            value = float(np.finfo(dtype).min if name == "min_value" else np.finfo(dtype).max)
+            return E.FloatImm(value, dtype)
+        if dtype == "bool":
+            raise self.src.error(node, f"T.{name}(\"bool\") has no meaning here", name)
+        info = np.iinfo(dtype)
+        return E.IntImm(int(info.min if name == "min_value" else info.max), dtype)
 
     def _call_minmax(self, node):
         name = self.t_name(node.func)
@@ -325,11 +359,11 @@ class ExprParser:
 
     def _call_select(self, node):
         name = self.t_name(node.func)
-        self.no_keywords(node, name)
+        dtype = self.result_dtype(node, name)
         if len(node.args) != 3:
             raise self.src.error(node, f"T.{name} takes (condition, true_value, false_value)", name)
         c, t, f = (self.prim(a) for a in node.args)
-        return self.select(c, t, f)
+        return self.checked_dtype(self.select(c, t, f), dtype, node, name)
 
     def _call_Cast(self, node):
         self.no_keywords(node, "Cast")
@@ -357,6 +391,7 @@ _EXPR_CALLS = {
     "Select": ExprParser._call_select, "if_then_else": ExprParser._call_select,
     "Cast": ExprParser._call_Cast, "cast": ExprParser._call_cast,
     "floordiv": ExprParser._call_floor_op, "floormod": ExprParser._call_floor_op,
+    "min_value": ExprParser._call_limit, "max_value": ExprParser._call_limit,
 }
 
 _KINDS = {

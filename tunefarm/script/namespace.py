@@ -17,6 +17,7 @@ TIR_NAMES = frozenset({
     "prim_func", "Buffer", "handle", "match_buffer", "alloc_buffer", "allocate", "grid", "serial", "parallel",
     "vectorized", "unroll", "unrolled", "block", "axis", "init", "reads", "writes", "where", "block_attr",
     "func_attr", "evaluate", "max", "min", "Select", "if_then_else", "Cast", "cast", "floordiv", "floormod",
+    "min_value", "max_value",
     *ALL_TYPES, *INTRINSICS,
 })
 AXIS_NAMES = frozenset({"spatial", "reduce", "S", "R", "remap"})

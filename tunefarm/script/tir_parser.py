@@ -12,9 +12,9 @@ import ast
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.buffer import SCOPES, Buffer
-from ..ir.dtype import ALL_TYPES
+from ..ir.dtype import ALL_TYPES, INT_TYPES
 from ..ir.function import PrimFunc, wrap_root
-from ..ir.functor import post_order_visit
+from ..ir.functor import collect_vars, post_order_visit
 from .diagnostics import Source, describe
 from .expr_parser import _BINOPS, ExprParser, is_py_number, literal_for
 from .namespace import ScriptNamespace, TIRNamespace
@@ -53,6 +53,8 @@ class PrimFuncParser(BlockParsing, ExprParser):
         self.root_allocs: list[Buffer] = []
         self.loop_ranges: dict = {}
         self.attrs: dict | None = None
+        self.scalar_nodes: dict = {}  # scalar parameter Var -> its ast.arg (for errors)
+        self.let_reads: dict = {}  # a name bound to an expression that reads buffers -> those buffers
 
     # ------------------------------------------------------------------ names
     def lookup(self, name: str):
@@ -127,6 +129,7 @@ class PrimFuncParser(BlockParsing, ExprParser):
             if isinstance(p, _Handle) and p.buffer is None:
                 raise self.src.error(p.node, f"parameter `{p.name}` (T.handle) is never bound with T.match_buffer",
                                      "unmatched-handle")
+        params = self.without_scalar_dims(params)
         buffers = [p.buffer if isinstance(p, _Handle) else p for p in params]
         root = None
         if len(body) == 1 and isinstance(body[0], ExplicitRoot):
@@ -139,11 +142,29 @@ class PrimFuncParser(BlockParsing, ExprParser):
             root = wrap_root(S.seq(*stmts) if stmts else S.SeqStmt(()), self.root_allocs)
         return PrimFunc(buffers, root, self.attrs or {}, name or fdef.name)
 
+    def without_scalar_dims(self, params: list) -> list:
+        """Scalar parameters (``n: T.int32``) that size a buffer parameter become its symbolic dimension (read
+        from the array's shape at run time, as ``n = T.int32()`` would be); any other scalar is refused."""
+        shapes = [s for p in params if not isinstance(p, E.Var)
+                  for s in (p.buffer.shape if isinstance(p, _Handle) else p.shape)]
+        dims = {id(v) for s in shapes for v in collect_vars(s)}
+        for p in params:
+            if isinstance(p, E.Var) and id(p) not in dims:
+                raise self.src.error(self.scalar_nodes[p], f"scalar parameter `{p.name}` does not size a buffer "
+                                                           "parameter; tunefarm functions take buffers only", "param")
+        return [p for p in params if not isinstance(p, E.Var)]
+
     def param(self, a: ast.arg):
         ann = a.annotation
         if ann is None:
             raise self.src.error(a, f"parameter `{a.arg}` needs a T.Buffer(...) or T.handle annotation", "param")
-        if self.t_name(ann) == "handle":
+        tname = self.t_name(ann)
+        if tname in INT_TYPES and tname != "bool":
+            var = E.Var(a.arg, tname)
+            self.scalar_nodes[var] = a
+            self.bind(a.arg, var)
+            return var
+        if tname == "handle":
             h = _Handle(a.arg, a)
             self.bind(a.arg, h)
             return h
@@ -241,6 +262,8 @@ class PrimFuncParser(BlockParsing, ExprParser):
             return self.expr_stmt(node, ctx)
         if kind == "Assign":
             return self.assign(node, ctx)
+        if kind == "AnnAssign":
+            return self.let(node)
         if kind == "AugAssign":
             return self.aug_assign(node)
         if kind == "For":
@@ -355,13 +378,38 @@ class PrimFuncParser(BlockParsing, ExprParser):
             raise self.src.error(value, f"T.{tname} is not supported (use T.axis.spatial / reduce / remap)",
                                  tname)
         v = self.expr(value)
-        if isinstance(v, E.PrimExpr) and _has_load(v):
-            raise self.src.error(node, f"cannot bind `{name}` to an expression that reads a buffer (the IR has no "
-                                       "let-statements); write the expression where it is used", "let")
         if isinstance(v, (Buffer, _Handle)):
             raise self.src.error(node, "aliasing a buffer under another name is not supported", "alias")
-        self.bind(name, v)
+        self.bind_let(name, v)
         return None
+
+    def let(self, node: ast.AnnAssign):
+        """``v: T.float32 = expr`` (TVM's let): bound like ``v = expr`` once its dtype is checked."""
+        dtype = self.t_name(node.annotation)
+        if not isinstance(node.target, ast.Name) or node.value is None or dtype not in ALL_TYPES:
+            raise self.src.error(node, "an annotated assignment must be `name: T.<dtype> = value`", "let")
+        v = self.prim(node.value)
+        v = literal_for(v, dtype) if is_py_number(v) else v
+        if v.dtype != dtype:
+            raise self.src.error(node, f"`{node.target.id}: T.{dtype}` is bound to a {v.dtype} value", "let")
+        self.bind_let(node.target.id, v)
+
+    def bind_let(self, name: str, v) -> None:
+        """The IR has no let-statements: a name stands for its expression, substituted where it is used. A value
+        that reads a buffer is only valid until that buffer is written (``store`` marks it stale)."""
+        if isinstance(v, E.PrimExpr) and _has_load(v):
+            self.let_reads[name] = _loaded_buffers(v)
+        else:
+            self.let_reads.pop(name, None)
+        self.bind(name, v)
+
+    def stale_lets(self, buf: Buffer) -> None:
+        for name, bufs in list(self.let_reads.items()):
+            if buf in bufs:
+                del self.let_reads[name]
+                self.bind(name, _StaleLet(f"`{name}` reads {buf.name}, which is written after `{name}` is bound; "
+                                          "the IR has no let-statements, so the read cannot be kept before the "
+                                          "write (use the value before writing the buffer)"))
 
     def match_buffer(self, name: str, call: ast.Call, ctx: str):
         if ctx != "func":
@@ -394,6 +442,7 @@ class PrimFuncParser(BlockParsing, ExprParser):
         elif value.dtype != buf.dtype:
             raise self.src.error(node, f"value of dtype {value.dtype} stored into buffer {buf.name} of dtype "
                                        f"{buf.dtype} (convert with T.Cast)", "store-dtype")
+        self.stale_lets(buf)
         return S.BufferStore(buf, value, indices)
 
     def aug_assign(self, node: ast.AugAssign):
@@ -500,6 +549,19 @@ class _Opaque:
     def __init__(self, name, value):
         self.name = name
         self.value = value
+
+
+class _StaleLet:
+    """What a let-bound name becomes once a buffer its value reads is written: any use is an error."""
+
+    def __init__(self, reason: str):
+        self.stale_reason = reason
+
+
+def _loaded_buffers(e) -> set:
+    found = set()
+    post_order_visit(e, lambda n: found.add(n.buffer) if isinstance(n, E.BufferLoad) else None)
+    return found
 
 
 def _has_load(e) -> bool:

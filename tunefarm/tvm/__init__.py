@@ -28,6 +28,9 @@ from . import ir, meta_schedule, nd, relax, script, target, testing, tir, topi, 
 from .device import Device, cpu, device
 from .driver import build, compile
 
+TVMError = tir.ScheduleError
+"""What TVM raises as ``TVMError`` for a schedule it refuses, tunefarm raises as ``ScheduleError``."""
+
 
 def register_func(func_name, f=None, override: bool = False):
     """``@tvm.register_func("env.linear", override=True)``: a Python function models call with
@@ -49,5 +52,5 @@ def register_func(func_name, f=None, override: bool = False):
     return do(f) if f is not None else do
 
 
-__all__ = ["Device", "IRModule", "build", "compile", "cpu", "device", "ir", "meta_schedule", "nd", "register_func",
+__all__ = ["Device", "IRModule", "TVMError", "build", "compile", "cpu", "device", "ir", "meta_schedule", "nd", "register_func",
            "relax", "script", "target", "te", "testing", "tir", "topi", "transform"]

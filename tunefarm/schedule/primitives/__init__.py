@@ -6,9 +6,15 @@
 - ``compute_location``: compute_inline, reverse_compute_inline, compute_at, reverse_compute_at
 - ``cache``: cache_read, cache_write
 - ``reduction``: decompose_reduction, rfactor
+- ``unit_loop``: add_unit_loop
+- ``blockize``: blockize (a loop's nest into an outer block)
+- ``reindex_cache``: reindex_cache_read, reindex_cache_write (a cache laid out by an index map)
+- ``decompose_padding``: decompose_padding, can_decompose_padding
 
 Blocks are addressed by unique name, loops by their loop ``Var``; illegal requests raise ``ScheduleError``.
 """
-from . import annotate, cache, compute_location, loop_transform, query, reduction
+from . import (annotate, blockize, cache, compute_location, decompose_padding, loop_transform, query, reduction,
+               reindex_cache, unit_loop)
 
-__all__ = ["annotate", "cache", "compute_location", "loop_transform", "query", "reduction"]
+__all__ = ["annotate", "blockize", "cache", "compute_location", "decompose_padding", "loop_transform", "query",
+           "reduction", "reindex_cache", "unit_loop"]
