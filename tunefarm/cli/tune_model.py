@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _checked_batches(args) -> tuple[int, ...]:
     """Everything that can be refused before a farm starts, refused now: the batch sizes to tune."""
     # the database and the models load when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import open_database
     from .named_models import check_params_file
 
     if args.trials < 0:
@@ -48,7 +48,7 @@ def _checked_batches(args) -> tuple[int, ...]:
         raise CommandError(f"--batch must be at least 1, got {bad[0]}")
     if args.params is not None:
         check_params_file(args.params)
-    Database(args.db).close()  # a database that cannot be opened or created fails here, not after tuning starts
+    open_database(args.db).close()  # a database that cannot be opened or created fails here, not after tuning starts
     return batches
 
 
@@ -74,7 +74,7 @@ def _mlp_job(args, batches: tuple[int, ...]) -> int:
 def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
     """A model other than the MLP: tune and compile it per batch size (no numpy reference to check against)."""
     # the tuning stack loads when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import open_database
     from ..graph import compile_model
     from ..graph import tune_model
     from ..tuning.farm_on_demand import farm_on_demand
@@ -82,7 +82,7 @@ def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
 
     farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     try:
-        with Database(args.db) as db:
+        with open_database(args.db) as db:
             if args.trials > 0:
                 farm.start()  # on the main thread (started lazily it would start on the job's measuring thread)
             for batch in batches:

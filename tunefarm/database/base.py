@@ -11,6 +11,8 @@ import abc
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+URL_SCHEMES = ("postgresql://", "postgres://")  # a database named by one of these is a server store
+
 
 class TraceDatabase(abc.ABC):
     """Every measurement of every tuning job of a study (see module doc). ``path`` says where it lives."""

@@ -55,7 +55,7 @@ def live_claims(conn: sqlite3.Connection, workload_id: int, target_id: int, now_
     for job_id, n, *state in conn.execute(
             "SELECT c.job_id, count(*), " + liveness.JOB_STATE_SQL + " "
             "FROM claims c JOIN jobs j ON j.id = c.job_id WHERE c.workload_id = ? AND c.target_id = ? "
-            "GROUP BY c.job_id", (workload_id, target_id)):
+            "GROUP BY c.job_id, " + liveness.JOB_STATE_SQL, (workload_id, target_id)):
         if liveness.job_state(*state, now_us) != liveness.RUNNING:
             dead.append(job_id)
         elif job_id != exclude_job:

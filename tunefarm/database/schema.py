@@ -120,7 +120,7 @@ RECORD_COLUMNS = ("uid", "workload_id", "target_id", "job_id", "batch_id", "tria
                   "created_us", "model_version")
 _RECORD_VALUES = f"({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 INSERT_RECORD = "INSERT INTO records " + _RECORD_VALUES
-INSERT_RECORD_OR_IGNORE = "INSERT OR IGNORE INTO records " + _RECORD_VALUES  # imports: idempotent by uid
+INSERT_RECORD_OR_IGNORE = INSERT_RECORD + " ON CONFLICT DO NOTHING"  # imports: idempotent by uid
 
 
 def read_version(conn: sqlite3.Connection) -> int:

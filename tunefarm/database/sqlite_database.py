@@ -74,18 +74,18 @@ def _the_prim_func(workload: Any) -> PrimFunc:
 
 
 def _translated(method):
-    """Turn any sqlite3 error escaping a public method into a tunefarm DatabaseError naming the file."""
+    """Run a public method through the store's ``_call``: its errors become a tunefarm DatabaseError naming the
+    store (and the server store reconnects and runs it again when its connection was lost)."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        with sqlite_errors(self.path):
-            return method(self, *args, **kwargs)
+        return self._call(method, args, kwargs)
 
     return wrapper
 
 
-class Database(TraceDatabase):
-    """The SQLite trace database (WAL mode, versioned schema) at ``path``.
+class SqlDatabase(TraceDatabase):
+    """The trace database over SQL, for every store that speaks it (``Database``: SQLite; ``PostgresDatabase``).
 
     ``workload`` arguments accept a workload key (or a unique prefix of at least 6 of its characters), a workload
     name (if unique), a workload id, or the workload
@@ -94,54 +94,25 @@ class Database(TraceDatabase):
     :class:`AmbiguousTargetError` when the workload has records under more than one target, so a latency
     measured on one CPU is never silently used for another.
 
-    ``create=False`` refuses to create a missing file. ``readonly=True`` (the commands that only read) never
-    writes, and also reads a database on a read-only filesystem; every write then fails with a DatabaseError.
-    Connections are per process and per thread; pickling keeps only the path and options.
+    The SQL is written once, in SQLite's dialect (``?`` parameters, ``ON CONFLICT``, ``RETURNING``) that the
+    server store's connection passes on to PostgreSQL; a subclass says how to connect (``_conn``), how to run
+    one write transaction (``_write``) and how to run a public method (``_call``: error translation).
     """
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
-                 readonly: bool = False):
-        self.path = os.fspath(path)
-        self.timeout = float(timeout)
-        self._create = create and not readonly
-        self._readonly = readonly
-        self._local = threading.local()
-        self._pid = os.getpid()
+    path: str
+
+    def _init_caches(self) -> None:
         self._workload_ids: dict[str, int] = {}
         self._target_ids: dict[str, int] = {}
-        self._conn()  # open now: a bad file fails here, not at the first query
 
-    # -- connection management ---------------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        if self._pid != os.getpid():  # forked child: never use, nor close, the parent's connection
-            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks
-            self._local = threading.local()
-            self._pid = os.getpid()
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
-            self._local.conn = conn
-        return conn
-
-    def close(self) -> None:
-        """Close this thread's connection (others close when their thread's Database is collected)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and self._pid == os.getpid():
-            conn.close()
-        self._local.conn = None
-
-    def __getstate__(self) -> dict:
-        return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], create=state["create"], timeout=state["timeout"],
-                      readonly=state.get("readonly", False))
-
-    def __repr__(self) -> str:
-        return f"Database({self.path!r})"
+    def _conn(self):
+        raise NotImplementedError
 
     def _write(self, fn):
-        return write_transaction(self._conn(), fn, self.timeout)
+        raise NotImplementedError
+
+    def _call(self, method, args, kwargs):
+        raise NotImplementedError
 
     # -- lookups -----------------------------------------------------------------------------------------
     def _workload(self, conn: sqlite3.Connection, workload: Any) -> WorkloadInfo:
@@ -184,8 +155,8 @@ class Database(TraceDatabase):
         if target is not None:
             return self._target_id(conn, target), target
         lo, hi = conn.execute(
-            "SELECT (SELECT min(target_id) FROM records WHERE workload_id = ?1), "
-            "(SELECT max(target_id) FROM records WHERE workload_id = ?1)", (w.workload_id,)).fetchone()
+            "SELECT (SELECT min(target_id) FROM records WHERE workload_id = ?), "
+            "(SELECT max(target_id) FROM records WHERE workload_id = ?)", (w.workload_id, w.workload_id)).fetchone()
         if lo is None:
             return None, None
         if lo != hi:
@@ -249,8 +220,8 @@ class Database(TraceDatabase):
         now = now_us()
         return self._write(lambda conn: conn.execute(
             "INSERT INTO jobs (uid, name, config_json, started_us, status, pid, host, pid_space, pid_start, "
-            "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-            (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now)).lastrowid)
+            "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?) RETURNING id",
+            (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now)).fetchone()[0])
 
     @_translated
     def finish_job(self, job_id: int, status: str = "finished") -> None:
@@ -289,7 +260,7 @@ class Database(TraceDatabase):
             wid = self._workload(conn, workload).workload_id
         tid = self._target_id(conn, nonempty_str(target, "target"))
         if tid is None:
-            conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (target,))
+            conn.execute("INSERT INTO targets (target) VALUES (?) ON CONFLICT DO NOTHING", (target,))
             tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
         return wid, tid
 
@@ -389,7 +360,7 @@ class Database(TraceDatabase):
         for target in {r[1] for r in rows}:
             tid = self._target_ids.get(target)
             if tid is None:
-                conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (target,))
+                conn.execute("INSERT INTO targets (target) VALUES (?) ON CONFLICT DO NOTHING", (target,))
                 tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
             tids[target] = tid
         for job in job_ids - {None}:
@@ -397,8 +368,8 @@ class Database(TraceDatabase):
                 raise UnknownJobError(f"no job with id {job!r} in {self.path!r}; call start_job first")
         batch_job = next(iter(job_ids)) if len(job_ids) == 1 else None
         batch_id = conn.execute(
-            "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
-            (uuid.uuid4().hex, batch_job, len(rows), now_us())).lastrowid
+            "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?) RETURNING id",
+            (uuid.uuid4().hex, batch_job, len(rows), now_us())).fetchone()[0]
         conn.executemany(INSERT_RECORD, [
             (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, *r[3:]) for r in rows])
         conn.executemany("UPDATE jobs SET heartbeat_us = ? WHERE id = ? AND status = 'running'",
@@ -522,3 +493,59 @@ class Database(TraceDatabase):
         out = self._write(lambda conn: jsonl.import_jsonl(conn, os.fspath(path)))
         self._target_ids.clear()
         return out
+
+
+class Database(SqlDatabase):
+    """The SQLite trace database (WAL mode, versioned schema) at ``path`` (see ``SqlDatabase`` for the arguments
+    every method accepts).
+
+    ``create=False`` refuses to create a missing file. ``readonly=True`` (the commands that only read) never
+    writes, and also reads a database on a read-only filesystem; every write then fails with a DatabaseError.
+    Connections are per process and per thread; pickling keeps only the path and options.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
+                 readonly: bool = False):
+        self.path = os.fspath(path)
+        self.timeout = float(timeout)
+        self._create = create and not readonly
+        self._readonly = readonly
+        self._local = threading.local()
+        self._pid = os.getpid()
+        self._init_caches()
+        self._conn()  # open now: a bad file fails here, not at the first query
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._pid != os.getpid():  # forked child: never use, nor close, the parent's connection
+            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks
+            self._local = threading.local()
+            self._pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread's Database is collected)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._pid == os.getpid():
+            conn.close()
+        self._local.conn = None
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], create=state["create"], timeout=state["timeout"],
+                      readonly=state.get("readonly", False))
+
+    def __repr__(self) -> str:
+        return f"Database({self.path!r})"
+
+    def _write(self, fn):
+        return write_transaction(self._conn(), fn, self.timeout)
+
+    def _call(self, method, args, kwargs):
+        with sqlite_errors(self.path):
+            return method(self, *args, **kwargs)
