@@ -85,7 +85,12 @@ def connect(url: str, *, create: bool, readonly: bool, timeout: float) -> PgConn
     raw = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(min(timeout, 30))),
                           application_name="tunefarm", options=options)
     try:
-        version = pg_schema.read_version(raw)
+        try:
+            version = pg_schema.read_version(raw)
+        except SchemaVersionError:
+            if readonly or not create:
+                raise
+            version = -1  # maybe another driver's schema in the making: migrate() reads again under the lock
         pg_schema.check_supported(version)
         if version == 0 and not create:
             raise DatabaseError("the database holds no tunefarm study yet" + (" (it is opened read-only)"

@@ -77,8 +77,10 @@ def statements(version: int) -> tuple[str, ...]:
 
 def read_version(raw) -> int:
     """Schema version of the database a psycopg connection is on: 0 when it holds no table of ours."""
-    if raw.execute("SELECT to_regclass('meta')").fetchone()[0] is None:
-        n = raw.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").fetchone()[0]
+    # one statement, one snapshot: another driver may commit the whole schema between two
+    has_meta, n = raw.execute("SELECT to_regclass('meta') IS NOT NULL, "
+                              "(SELECT count(*) FROM pg_tables WHERE schemaname = current_schema())").fetchone()
+    if not has_meta:
         if n:
             raise SchemaVersionError("the PostgreSQL database holds tables but is not a tunefarm database "
                                      "(no 'meta' table); name an empty database")
