@@ -4,6 +4,9 @@ Budgets (medians): commit a 64-record batch <= 20 ms; ``records()`` over 100k re
 ``top_k`` with 100k records <= 5 ms. The driver's per-trial overhead must stay far below a measurement,
 so these are the numbers that matter when hundreds of workers report to one database. Exits 1 if a budget
 is exceeded.
+
+``--part kinds`` (run by default too) compares SQLite and PostgreSQL side by side: the
+driver's CPU per step and per record with 1, 2 and 6 concurrent writers; budget: PostgreSQL <= 1.5x SQLite.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tunefarm.database import Database, Record  # noqa: E402
+from tunefarm.database import Database, Record, open_database  # noqa: E402
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus  # noqa: E402
 
 TARGET = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"
@@ -60,7 +63,20 @@ def timed(fn, repeat: int) -> list[float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--part", choices=("budgets", "kinds", "all"), default="all")
+    ap.add_argument("--steps", type=int, default=300, help="driver steps per writer (--part kinds)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of each kind, interleaved (--part kinds)")
     args = ap.parse_args()
+    failed = False
+    if args.part in ("budgets", "all"):
+        failed |= budgets(args) != 0
+    if args.part in ("kinds", "all"):
+        failed |= compare_kinds(args.steps, args.rounds) != 0
+    return 1 if failed else 0
+
+
+def budgets(args) -> int:
+    """The single-writer budgets of the SQLite store (see the module doc)."""
     rng = random.Random(0)
     failed = False
 
@@ -115,6 +131,98 @@ def main() -> int:
         fresh.close()
         del other
     return 1 if failed else 0
+
+
+
+# -- SQLite and PostgreSQL side by side ------------------------------------------------------------------------
+STEP = 4  # records committed and programs claimed per driver step (a streaming job's step is a handful)
+WARMUP = 10
+WRITERS = (1, 2, 6)
+
+
+def _writer(name: str, tag: int, steps: int, barrier, queue) -> None:
+    """One tuning driver: each step commits the records that arrived and claims the next picks, in one call."""
+    db = open_database(name)
+    job = db.start_job(f"writer-{tag}")
+    rng = random.Random(tag)
+    pending, cpu = [], []
+    barrier.wait(timeout=120)
+    for s in range(steps):
+        # half of each step's picks are also another writer's picks: dedup is exercised, not just inserts
+        hashes = [f"shared-{s}-{i}" if i % 2 else f"w{tag}-{s}-{i}" for i in range(STEP)]
+        c0 = time.process_time()
+        granted = db.commit_and_claim(pending, job, [("wk-kinds", TARGET, hashes, 10**9)])
+        cpu.append((time.process_time() - c0, len(pending)))
+        pending = batch(rng, "wk-kinds", job, s * STEP, len(granted[0]))
+        for r, h in zip(pending, granted[0]):
+            r.program_hash = h
+    db.finish_job(job)
+    queue.put(cpu[WARMUP:])
+
+
+def _run_writers(name: str, n: int, steps: int) -> tuple[float, float]:
+    """(median CPU per step, CPU per committed record) of ``n`` concurrent drivers, in seconds."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(name, i, steps, barrier, queue)) for i in range(n)]
+    for p in procs:
+        p.start()
+    samples = [x for _ in procs for x in queue.get(timeout=600)]
+    for p in procs:
+        p.join(60)
+    return (statistics.median(c for c, _ in samples),
+            sum(c for c, _ in samples) / max(1, sum(r for _, r in samples)))
+
+
+def _fresh(kind: str, tmp: str, server, k: int) -> str:
+    if kind == "sqlite":
+        name = os.path.join(tmp, f"kinds-{k}.sqlite")
+    else:
+        name = server.new_database(f"kinds_{k}")
+    db = open_database(name)
+    db.commit_workload("wk-kinds", "dense_512", '{"op":"dense"}', 2 * 512 ** 3)
+    db.close()
+    return name
+
+
+def compare_kinds(steps: int, rounds: int) -> int:
+    """Driver CPU per step and per record, SQLite vs PostgreSQL (a private server with this machine's
+    PostgreSQL), 1/2/6 writers; rounds interleave the kinds."""
+    from tunefarm.testing.postgres_server import PostgresServer
+
+    server = PostgresServer().start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows, k, failed = [], 0, False
+            for n in WRITERS:
+                got = {"sqlite": [], "postgresql": []}
+                for _ in range(rounds):
+                    for kind in got:
+                        k += 1
+                        got[kind].append(_run_writers(_fresh(kind, tmp, server, k), n, steps))
+                rows.append((n, got))
+            print(f"\ndriver CPU, {STEP} records + {STEP} claims per step, {steps - WARMUP} steps per writer, "
+                  f"{rounds} interleaved rounds (median [min-max] of the rounds' medians)")
+            print(f"{'writers':>7}  {'SQLite us/step':>24}  {'PostgreSQL us/step':>24}  {'ratio':>5}  "
+                  f"{'SQLite us/rec':>10}  {'PG us/rec':>10}  {'ratio':>5}")
+            for n, got in rows:
+                cells, ratios = [], []
+                for idx in (0, 1):
+                    per = {kind: [r[idx] * 1e6 for r in runs] for kind, runs in got.items()}
+                    med = {kind: statistics.median(v) for kind, v in per.items()}
+                    ratios.append(med["postgresql"] / med["sqlite"])
+                    cells.append((per, med))
+                (ps, ms), (pr, mr) = cells
+                span = {kind: f"{ms[kind]:7.0f} [{min(ps[kind]):5.0f}-{max(ps[kind]):5.0f}]" for kind in ms}
+                print(f"{n:>7}  {span['sqlite']:>24}  {span['postgresql']:>24}  {ratios[0]:5.2f}  "
+                      f"{mr['sqlite']:10.0f}  {mr['postgresql']:10.0f}  {ratios[1]:5.2f}")
+                failed |= ratios[1] > 1.5
+            print("budget: PostgreSQL <= 1.5x SQLite per record: " + ("OVER BUDGET" if failed else "ok"))
+            return 1 if failed else 0
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

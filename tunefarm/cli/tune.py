@@ -25,7 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="schedule function 'file.py:function' or registered name (default: the auto space)")
     p.add_argument("--trials", type=int, default=64, help="total trial budget (counts stored trials on --resume)")
     p.add_argument("--trials-per-round", type=int, default=64)
-    p.add_argument("--db", required=True, help="trace database: an SQLite file (created if missing) or a postgresql:// URL")
+    p.add_argument("--db", required=True,
+                   help="trace database: an SQLite file (created if missing) or a postgresql:// URL")
     p.add_argument("--target", default=None, help="e.g. 'llvm -num-cores=1' (default: the farm's CPU)")
     p.add_argument("--farm", choices=("ray", "local"), default="ray",
                    help="ray (default; a private local Ray unless --ray-address) or local worker processes")

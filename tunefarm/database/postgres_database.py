@@ -99,12 +99,11 @@ class PostgresDatabase(SqlDatabase):
     def _write(self, fn):
         """``fn(conn)`` in one transaction holding the write lock; a failed commit's outcome is reported."""
         conn = self._conn()
-        conn.raw.execute("BEGIN")
         try:
-            conn.raw.execute(LOCK_SQL)
+            conn.raw.execute("BEGIN; " + LOCK_SQL)  # one round trip
             out = fn(conn)
         except BaseException:
-            if not conn.raw.broken:
+            if not conn.raw.broken and conn.in_transaction:
                 conn.raw.execute("ROLLBACK")
             raise
         try:

@@ -9,6 +9,7 @@ published one (files in the wild were created by it).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sqlite3
 
 from tunefarm.database.errors import SchemaVersionError
@@ -121,6 +122,15 @@ RECORD_COLUMNS = ("uid", "workload_id", "target_id", "job_id", "batch_id", "tria
 _RECORD_VALUES = f"({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 INSERT_RECORD = "INSERT INTO records " + _RECORD_VALUES
 INSERT_RECORD_OR_IGNORE = INSERT_RECORD + " ON CONFLICT DO NOTHING"  # imports: idempotent by uid
+ROWS_PER_INSERT = 100  # rows of one multi-row INSERT (18 parameters each: far below SQLite's 32766)
+
+
+@functools.lru_cache(maxsize=ROWS_PER_INSERT)
+def insert_records(n: int) -> str:
+    """One INSERT of ``n`` records (a statement per step, not a statement per record: a server store pays a round
+    trip per statement)."""
+    row = f"({', '.join('?' * len(RECORD_COLUMNS))})"
+    return f"INSERT INTO records ({', '.join(RECORD_COLUMNS)}) VALUES " + ", ".join([row] * n)
 
 
 def read_version(conn: sqlite3.Connection) -> int:

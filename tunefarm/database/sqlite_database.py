@@ -25,7 +25,7 @@ from tunefarm.database.base import TraceDatabase
 from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
 from tunefarm.database.errors import AmbiguousTargetError, InvalidRecordError, UnknownJobError, UnknownWorkloadError
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
-from tunefarm.database.schema import INSERT_RECORD
+from tunefarm.database.schema import ROWS_PER_INSERT, insert_records
 from tunefarm.database.trace_format import trace_from_text
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 from tunefarm.ir.function import PrimFunc
@@ -363,17 +363,18 @@ class SqlDatabase(TraceDatabase):
                 conn.execute("INSERT INTO targets (target) VALUES (?) ON CONFLICT DO NOTHING", (target,))
                 tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
             tids[target] = tid
-        for job in job_ids - {None}:
-            if conn.execute("SELECT 1 FROM jobs WHERE id = ?", (job,)).fetchone() is None:
+        for job in job_ids - {None}:  # a commit is a sign of life; a job that does not exist refuses the batch
+            if conn.execute("UPDATE jobs SET heartbeat_us = CASE WHEN status = 'running' THEN ? ELSE heartbeat_us "
+                            "END WHERE id = ?", (now_us(), job)).rowcount == 0:
                 raise UnknownJobError(f"no job with id {job!r} in {self.path!r}; call start_job first")
         batch_job = next(iter(job_ids)) if len(job_ids) == 1 else None
         batch_id = conn.execute(
             "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?) RETURNING id",
             (uuid.uuid4().hex, batch_job, len(rows), now_us())).fetchone()[0]
-        conn.executemany(INSERT_RECORD, [
-            (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, *r[3:]) for r in rows])
-        conn.executemany("UPDATE jobs SET heartbeat_us = ? WHERE id = ? AND status = 'running'",
-                         [(now_us(), job) for job in job_ids - {None}])  # a commit is a sign of life
+        values = [(uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, *r[3:]) for r in rows]
+        for i in range(0, len(values), ROWS_PER_INSERT):  # one statement (one round trip) per chunk of rows
+            chunk = values[i:i + ROWS_PER_INSERT]
+            conn.execute(insert_records(len(chunk)), [v for row in chunk for v in row])
         return batch_id, wids, tids
 
     def _tuning_record(self, row: tuple, w: WorkloadInfo, target: str) -> TuningRecord:
