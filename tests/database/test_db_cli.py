@@ -35,7 +35,8 @@ def test_best_csv_and_json_match_the_database(study, capsys):
         best = db.best("wk-relu", target=r["target"])
         assert float(r["median_us"]) == pytest.approx(best.median_us)
         assert json.loads(r["trace"]) == best.trace_json
-    assert main(["best", "--db", store_name(db), "--workload", "wk-relu", "--target", TARGET_B, "--format", "json"]) == 0
+    assert main(["best", "--db", store_name(db), "--workload", "wk-relu", "--target", TARGET_B,
+                 "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     best = db.best("wk-relu", target=TARGET_B)
     assert (row["target"], row["record_id"], row["trace"]) == (TARGET_B, best.record_id, best.trace_json)

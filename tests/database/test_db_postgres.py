@@ -1,5 +1,6 @@
 """The PostgreSQL store against a real server: migrations under a race, a dropped connection mid-step, the
-server restarting under a tuning job, the password kept secret, a read-only role, moving a study both ways."""
+server restarting under a tuning job, the password kept secret, a read-only role, moving a study both ways.
+(Nothing here imports psycopg at module level: the default run collects this file without the extra.)"""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,6 @@ from dbtest_helpers import REPO, TARGET_A, make_record, raw_sql, repo_env, store
 from tunefarm.cli import main
 from tunefarm.database import SCHEMA_VERSION, DatabaseError, create, open_database
 from tunefarm.database import claims as claims_module
-from tunefarm.database.postgres_database import PostgresDatabase
 from tunefarm.graph.params import COURSE_NPZ, course_mlp_params
 from tunefarm.testing.postgres_server import PASSWORD, PostgresServer
 
@@ -29,7 +29,7 @@ TUNE = [sys.executable, "-m", "tunefarm.cli", "tune", "matmul-64", "--target", "
 def _open(url: str, barrier, queue) -> None:
     barrier.wait(timeout=60)
     try:
-        db = PostgresDatabase(url)
+        db = create("postgresql", url)
         queue.put(db.count_records())
     except BaseException as e:  # surfaced by the parent
         queue.put(repr(e))
@@ -78,7 +78,7 @@ def test_a_connection_dropped_mid_step_leaves_nothing_half_written(pg_server, mo
 def test_a_tuning_job_goes_through_a_20_s_server_restart(tmp_path):
     with PostgresServer() as server:
         url = server.url()
-        PostgresDatabase(url).close()
+        create("postgresql", url).close()
         proc = subprocess.Popen([*TUNE, "--trials", "48", "--db", url], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, env=repo_env(), cwd=REPO)
         try:
@@ -119,7 +119,7 @@ def test_the_password_appears_nowhere(pg_server, tmp_path):
     closed = url.replace(f"tuner:{PASSWORD}@", "tuner@").replace(str(pg_server.port), "1") + "?password=" + PASSWORD
     for bad, why in ((wrong, "password authentication failed"), (closed, "Connection refused")):
         with pytest.raises(DatabaseError, match=why) as err:
-            PostgresDatabase(bad)
+            create("postgresql", bad)
         assert PASSWORD not in str(err.value) and "\n" not in str(err.value) and "***" in str(err.value)
 
 
