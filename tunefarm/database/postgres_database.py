@@ -14,8 +14,6 @@ raises at once (the job stops, losing at most that step; ``tune --resume`` conti
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
 
 import psycopg
@@ -29,7 +27,6 @@ from tunefarm.database.sqlite_database import SqlDatabase
 
 log = logging.getLogger(__name__)
 RECONNECT_S = 60.0
-_INHERITED: list = []  # connections inherited through fork(): kept alive, never used (closing would end the parent's)
 
 
 class InDoubtCommitError(DatabaseError):
@@ -56,9 +53,7 @@ class PostgresDatabase(SqlDatabase):
         self.reconnect_s = float(reconnect_s)
         self._create = create and not readonly
         self._readonly = readonly
-        self._local = threading.local()
-        self._pid = os.getpid()
-        self._init_caches()
+        self._init_connections()
         try:
             self._conn()  # a wrong URL, password or server fails here, at once, not at the first query
         except psycopg.Error as e:
@@ -66,24 +61,8 @@ class PostgresDatabase(SqlDatabase):
         except DatabaseError as e:
             raise type(e)(f"{self.path!r}: {pg_connection.first_line(e, self._secrets)}") from None
 
-    def _conn(self) -> PgConnection:
-        if self._pid != os.getpid():
-            _INHERITED.append(self._local)
-            self._local = threading.local()
-            self._pid = os.getpid()
-        conn = getattr(self._local, "conn", None)
-        if conn is None or conn.raw.closed:
-            conn = pg_connection.connect(self._url, create=self._create, readonly=self._readonly,
-                                         timeout=self.timeout)
-            self._local.conn = conn
-        return conn
-
-    def close(self) -> None:
-        """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and self._pid == os.getpid():
-            conn.close()
-        self._local.conn = None
+    def _open(self) -> PgConnection:
+        return pg_connection.connect(self._url, create=self._create, readonly=self._readonly, timeout=self.timeout)
 
     def __getstate__(self) -> dict:
         return {"url": self._url, "timeout": self.timeout, "create": self._create, "readonly": self._readonly,

@@ -101,12 +101,34 @@ class SqlDatabase(TraceDatabase):
 
     path: str
 
-    def _init_caches(self) -> None:
+    def _init_connections(self) -> None:
+        """No connection yet (they are per process and per thread, opened on first use); empty id caches."""
+        self._local = threading.local()
+        self._pid = os.getpid()
         self._workload_ids: dict[str, int] = {}
         self._target_ids: dict[str, int] = {}
 
-    def _conn(self):
+    def _open(self):
         raise NotImplementedError
+
+    def _conn(self):
+        """This thread's connection, opened on first use (``_open``)."""
+        if self._pid != os.getpid():  # forked child: never use, nor close, the parent's connection
+            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks or end its session
+            self._local = threading.local()
+            self._pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread's store is collected)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and self._pid == os.getpid():
+            conn.close()
+        self._local.conn = None
 
     def _write(self, fn):
         raise NotImplementedError
@@ -511,28 +533,11 @@ class Database(SqlDatabase):
         self.timeout = float(timeout)
         self._create = create and not readonly
         self._readonly = readonly
-        self._local = threading.local()
-        self._pid = os.getpid()
-        self._init_caches()
+        self._init_connections()
         self._conn()  # open now: a bad file fails here, not at the first query
 
-    def _conn(self) -> sqlite3.Connection:
-        if self._pid != os.getpid():  # forked child: never use, nor close, the parent's connection
-            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks
-            self._local = threading.local()
-            self._pid = os.getpid()
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
-            self._local.conn = conn
-        return conn
-
-    def close(self) -> None:
-        """Close this thread's connection (others close when their thread's Database is collected)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and self._pid == os.getpid():
-            conn.close()
-        self._local.conn = None
+    def _open(self) -> sqlite3.Connection:
+        return open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
 
     def __getstate__(self) -> dict:
         return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
