@@ -149,22 +149,26 @@ WRITERS = (1, 2, 6)
 
 def _writer(name: str, tag: int, steps: int, barrier, queue) -> None:
     """One tuning driver: each step commits the records that arrived and claims the next picks, in one call."""
-    db = open_database(name)
-    job = db.start_job(f"writer-{tag}")
-    rng = random.Random(tag)
-    pending, cpu = [], []
-    barrier.wait(timeout=120)
-    for s in range(steps):
-        # half of each step's picks are also another writer's picks: dedup is exercised, not just inserts
-        hashes = [f"shared-{s}-{i}" if i % 2 else f"w{tag}-{s}-{i}" for i in range(STEP)]
-        c0 = time.process_time()
-        granted = db.commit_and_claim(pending, job, [("wk-kinds", TARGET, hashes, 10**9)])
-        cpu.append((time.process_time() - c0, len(pending)))
-        pending = batch(rng, "wk-kinds", job, s * STEP, len(granted[0]))
-        for r, h in zip(pending, granted[0]):
-            r.program_hash = h
-    db.finish_job(job)
-    queue.put(cpu[WARMUP:])
+    try:
+        db = open_database(name)
+        job = db.start_job(f"writer-{tag}")
+        rng = random.Random(tag)
+        pending, cpu = [], []
+        barrier.wait(timeout=600)
+        for s in range(steps):
+            # half of each step's picks are also another writer's picks: dedup is exercised, not just inserts
+            hashes = [f"shared-{s}-{i}" if i % 2 else f"w{tag}-{s}-{i}" for i in range(STEP)]
+            c0 = time.process_time()
+            granted = db.commit_and_claim(pending, job, [("wk-kinds", TARGET, hashes, 10**9)])
+            cpu.append((time.process_time() - c0, len(pending)))
+            pending = batch(rng, "wk-kinds", job, s * STEP, len(granted[0]))
+            for r, h in zip(pending, granted[0]):
+                r.program_hash = h
+        db.finish_job(job)
+        queue.put(cpu[WARMUP:])
+    except BaseException as e:  # the parent reports it (a lost writer would leave it waiting)
+        queue.put(repr(e))
+        raise
 
 
 def _run_writers(name: str, n: int, steps: int) -> tuple[float, float]:
@@ -176,9 +180,12 @@ def _run_writers(name: str, n: int, steps: int) -> tuple[float, float]:
     procs = [ctx.Process(target=_writer, args=(name, i, steps, barrier, queue)) for i in range(n)]
     for p in procs:
         p.start()
-    samples = [x for _ in procs for x in queue.get(timeout=600)]
+    got = [queue.get(timeout=1200) for _ in procs]
     for p in procs:
         p.join(60)
+    if any(isinstance(g, str) for g in got):
+        raise RuntimeError(f"a writer failed: {[g for g in got if isinstance(g, str)]}")
+    samples = [x for g in got for x in g]
     return (statistics.median(c for c, _ in samples),
             sum(c for c, _ in samples) / max(1, sum(r for _, r in samples)))
 

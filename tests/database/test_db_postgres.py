@@ -115,6 +115,10 @@ def test_the_password_appears_nowhere(pg_server, tmp_path):
     assert main(["report", "--db", url, "-o", str(tmp_path / "r.html")]) == 0
     assert main(["export", "--db", url, "-o", str(tmp_path / "e.jsonl")]) == 0
     assert PASSWORD not in (tmp_path / "r.html").read_text() + (tmp_path / "e.jsonl").read_text()
+    bare = url.replace(f":{PASSWORD}@", "@")  # the README's way: the password in PGPASSWORD, not in the URL
+    best = subprocess.run([sys.executable, "-m", "tunefarm.cli", "best", "--db", bare], capture_output=True,
+                          text=True, env=dict(repo_env(), PGPASSWORD=PASSWORD), cwd=REPO, timeout=300)
+    assert best.returncode == 0 and "matmul" in best.stdout and PASSWORD not in best.stdout + best.stderr
     wrong = url.replace(PASSWORD, "x" + PASSWORD)  # refused by the server
     closed = url.replace(f"tuner:{PASSWORD}@", "tuner@").replace(str(pg_server.port), "1") + "?password=" + PASSWORD
     for bad, why in ((wrong, "password authentication failed"), (closed, "Connection refused")):
