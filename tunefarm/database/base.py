@@ -1,5 +1,6 @@
 """``TraceDatabase``: what a tuning job and the views (``tunefarm best``, the report, ``records()``) ask of a
-trace database, so that another store can stand in for the SQLite one (``Database``, ``sqlite_database.py``).
+trace database, so that another store can stand in for the SQLite one (``Database``, ``sqlite_database.py``), as
+the PostgreSQL one does (``PostgresDatabase``, ``postgres_database.py``).
 
 ``workload`` arguments take a workload key, a unique name or key prefix, an id, or the PrimFunc / IRModule
 itself; ``target`` arguments take a target string. With ``target=None``, ``best`` and ``top_k`` use the

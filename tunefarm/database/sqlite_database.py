@@ -1,4 +1,5 @@
-"""``Database``: the SQLite trace database (the default ``TraceDatabase``) every tuning process of a study shares.
+"""``Database``: the SQLite trace database (the default ``TraceDatabase``) every tuning process of a study shares;
+``SqlDatabase``: its queries, which the PostgreSQL store (``postgres_database.py``) runs too.
 
 Each process (and each thread) opens its own connection lazily; the object itself only holds the path, so
 it pickles by path and can be handed to worker processes. Every write is one ``BEGIN IMMEDIATE``
