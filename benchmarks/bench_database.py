@@ -290,6 +290,9 @@ def compare_jobs(rounds: int, trials: int = 48) -> int:
     from tunefarm.testing.postgres_server import PostgresServer
     from tunefarm.tuning.api import tune
 
+    import logging
+
+    logging.getLogger("tunefarm").setLevel(logging.WARNING)  # the job's progress tables: not what is measured
     server = PostgresServer().start()
     got = {"sqlite": [], "postgresql": []}
     try:
