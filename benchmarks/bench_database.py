@@ -4,6 +4,12 @@ Budgets (medians): commit a 64-record batch <= 20 ms; ``records()`` over 100k re
 ``top_k`` with 100k records <= 5 ms. The driver's per-trial overhead must stay far below a measurement,
 so these are the numbers that matter when hundreds of workers report to one database. Exits 1 if a budget
 is exceeded.
+
+``--part kinds`` (run by default too) compares SQLite and PostgreSQL side by side: the driver's CPU per step and
+per record of the database calls with 1, 2 and 6 concurrent writers. ``--part job``: a whole tuning job's driver
+CPU per trial with each kind (budget: PostgreSQL <= 1.5x SQLite). ``--part clients``: the client's CPU per
+statement, psycopg 3 directly vs SQLAlchemy Core on psycopg (when SQLAlchemy is installed). PostgreSQL parts
+start a private server with this machine's PostgreSQL.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tunefarm.database import Database, Record  # noqa: E402
+from tunefarm.database import Database, Record, open_database  # noqa: E402
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus  # noqa: E402
 
 TARGET = "llvm -mcpu=znver3 -mattr=+avx2,+fma -num-cores=1"
@@ -60,7 +66,24 @@ def timed(fn, repeat: int) -> list[float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--part", choices=("budgets", "kinds", "clients", "job", "all"), default="all")
+    ap.add_argument("--steps", type=int, default=300, help="driver steps per writer (--part kinds)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of each kind, interleaved (--part kinds)")
     args = ap.parse_args()
+    failed = False
+    if args.part in ("budgets", "all"):
+        failed |= budgets(args) != 0
+    if args.part in ("kinds", "all"):
+        failed |= compare_kinds(args.steps, args.rounds) != 0
+    if args.part in ("clients", "all"):
+        compare_clients(args.rounds)
+    if args.part in ("job", "all"):
+        failed |= compare_jobs(args.rounds) != 0
+    return 1 if failed else 0
+
+
+def budgets(args) -> int:
+    """The single-writer budgets of the SQLite store (see the module doc)."""
     rng = random.Random(0)
     failed = False
 
@@ -115,6 +138,180 @@ def main() -> int:
         fresh.close()
         del other
     return 1 if failed else 0
+
+
+
+# -- SQLite and PostgreSQL side by side ------------------------------------------------------------------------
+STEP = 4  # records committed and programs claimed per driver step (a streaming job's step is a handful)
+WARMUP = 10
+WRITERS = (1, 2, 6)
+
+
+def _writer(name: str, tag: int, steps: int, barrier, queue) -> None:
+    """One tuning driver: each step commits the records that arrived and claims the next picks, in one call."""
+    try:
+        db = open_database(name)
+        job = db.start_job(f"writer-{tag}")
+        rng = random.Random(tag)
+        pending, cpu = [], []
+        barrier.wait(timeout=600)
+        for s in range(steps):
+            # half of each step's picks are also another writer's picks: dedup is exercised, not just inserts
+            hashes = [f"shared-{s}-{i}" if i % 2 else f"w{tag}-{s}-{i}" for i in range(STEP)]
+            c0 = time.process_time()
+            granted = db.commit_and_claim(pending, job, [("wk-kinds", TARGET, hashes, 10**9)])
+            cpu.append((time.process_time() - c0, len(pending)))
+            pending = batch(rng, "wk-kinds", job, s * STEP, len(granted[0]))
+            for r, h in zip(pending, granted[0]):
+                r.program_hash = h
+        db.finish_job(job)
+        queue.put(cpu[WARMUP:])
+    except BaseException as e:  # the parent reports it (a lost writer would leave it waiting)
+        queue.put(repr(e))
+        raise
+
+
+def _run_writers(name: str, n: int, steps: int) -> tuple[float, float]:
+    """(median CPU per step, CPU per committed record) of ``n`` concurrent drivers, in seconds."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(n), ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(name, i, steps, barrier, queue)) for i in range(n)]
+    for p in procs:
+        p.start()
+    got = [queue.get(timeout=1200) for _ in procs]
+    for p in procs:
+        p.join(60)
+    if any(isinstance(g, str) for g in got):
+        raise RuntimeError(f"a writer failed: {[g for g in got if isinstance(g, str)]}")
+    samples = [x for g in got for x in g]
+    return (statistics.median(c for c, _ in samples),
+            sum(c for c, _ in samples) / max(1, sum(r for _, r in samples)))
+
+
+def _fresh(kind: str, tmp: str, server, k: int) -> str:
+    if kind == "sqlite":
+        name = os.path.join(tmp, f"kinds-{k}.sqlite")
+    else:
+        name = server.new_database(f"kinds_{k}")
+    db = open_database(name)
+    db.commit_workload("wk-kinds", "dense_512", '{"op":"dense"}', 2 * 512 ** 3)
+    db.close()
+    return name
+
+
+def compare_kinds(steps: int, rounds: int) -> int:
+    """Driver CPU per step and per record, SQLite vs PostgreSQL (a private server with this machine's
+    PostgreSQL), 1/2/6 writers; rounds interleave the kinds."""
+    from tunefarm.testing.postgres_server import PostgresServer
+
+    server = PostgresServer().start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows, k, failed = [], 0, False
+            for n in WRITERS:
+                got = {"sqlite": [], "postgresql": []}
+                for _ in range(rounds):
+                    for kind in got:
+                        k += 1
+                        got[kind].append(_run_writers(_fresh(kind, tmp, server, k), n, steps))
+                rows.append((n, got))
+            print(f"\ndriver CPU, {STEP} records + {STEP} claims per step, {steps - WARMUP} steps per writer, "
+                  f"{rounds} interleaved rounds (median [min-max] of the rounds' medians)")
+            print(f"{'writers':>7}  {'SQLite us/step':>24}  {'PostgreSQL us/step':>24}  {'ratio':>5}  "
+                  f"{'SQLite us/rec':>10}  {'PG us/rec':>10}  {'ratio':>5}")
+            for n, got in rows:
+                cells, ratios = [], []
+                for idx in (0, 1):
+                    per = {kind: [r[idx] * 1e6 for r in runs] for kind, runs in got.items()}
+                    med = {kind: statistics.median(v) for kind, v in per.items()}
+                    ratios.append(med["postgresql"] / med["sqlite"])
+                    cells.append((per, med))
+                (ps, ms), (pr, mr) = cells
+                span = {kind: f"{ms[kind]:7.0f} [{min(ps[kind]):5.0f}-{max(ps[kind]):5.0f}]" for kind in ms}
+                print(f"{n:>7}  {span['sqlite']:>24}  {span['postgresql']:>24}  {ratios[0]:5.2f}  "
+                      f"{mr['sqlite']:10.0f}  {mr['postgresql']:10.0f}  {ratios[1]:5.2f}")
+            return 0
+    finally:
+        server.stop()
+
+
+
+def _spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):8.1f} [{min(xs):7.1f}-{max(xs):7.1f}]"
+
+
+def compare_clients(rounds: int, n: int = 3000) -> None:
+    """CPU per statement of one driver query through psycopg and through SQLAlchemy Core, interleaved."""
+    try:
+        import sqlalchemy
+    except ImportError:
+        print("\n(SQLAlchemy is not installed: no client comparison)")
+        return
+    import psycopg
+
+    from tunefarm.database.pg_connection import PgConnection
+    from tunefarm.testing.postgres_server import PostgresServer
+
+    server = PostgresServer().start()
+    try:
+        url = _fresh("postgresql", "", server, 0)
+        direct = PgConnection(psycopg.connect(url, autocommit=True, prepare_threshold=None))
+        engine = sqlalchemy.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+        core = engine.connect()
+        stmt = sqlalchemy.text("SELECT n FROM record_counts WHERE workload_id = :w AND target_id = :t")
+        runs = {"psycopg": lambda: direct.execute("SELECT n FROM record_counts WHERE workload_id = ? AND "
+                                                  "target_id = ?", (1, 1)).fetchone(),
+                "SQLAlchemy Core": lambda: core.execute(stmt, {"w": 1, "t": 1}).fetchone()}
+        got = {k: [] for k in runs}
+        for _ in range(rounds):
+            for name, fn in runs.items():
+                for _ in range(100):
+                    fn()
+                c0 = time.process_time()
+                for _ in range(n):
+                    fn()
+                got[name].append((time.process_time() - c0) / n * 1e6)
+        print(f"\nclient CPU per statement (us, median [min-max] of {rounds} rounds of {n})")
+        for name, xs in got.items():
+            print(f"  {name:<16} {_spread(xs)}   ratio {statistics.median(xs) / statistics.median(got['psycopg']):.2f}")
+        core.close()
+        engine.dispose()
+        direct.close()
+    finally:
+        server.stop()
+
+
+def compare_jobs(rounds: int, trials: int = 48) -> int:
+    """Driver CPU per trial of one real tuning job (matmul 64, LocalFarm, 1 worker) on each kind, interleaved."""
+    from tunefarm.farm import LocalFarm
+    from tunefarm.search.workloads import builtin_workload
+    from tunefarm.testing.postgres_server import PostgresServer
+    from tunefarm.tuning.api import tune
+
+    import logging
+
+    logging.getLogger("tunefarm").setLevel(logging.WARNING)  # the job's progress tables: not what is measured
+    server = PostgresServer().start()
+    got = {"sqlite": [], "postgresql": []}
+    try:
+        with tempfile.TemporaryDirectory() as tmp, LocalFarm(num_workers=1, target="llvm -num-cores=1") as farm:
+            k = 100
+            for _ in range(rounds):
+                for kind in got:
+                    k += 1
+                    name = os.path.join(tmp, f"job-{k}.sqlite") if kind == "sqlite" else server.new_database(f"j{k}")
+                    res = tune(builtin_workload("matmul-64"), target="llvm -num-cores=1", max_trials=trials,
+                               trials_per_round=8, database=name, farm=farm, seed=k, progress=False)
+                    got[kind].append(res.driver_cpu_secs / max(1, res.trials) * 1e3)
+    finally:
+        server.stop()
+    ratio = statistics.median(got["postgresql"]) / statistics.median(got["sqlite"])
+    print(f"\ndriver CPU per trial of a whole job (ms, {trials} trials, median [min-max] of {rounds} rounds)")
+    print(f"  SQLite     {_spread(got['sqlite'])}\n  PostgreSQL {_spread(got['postgresql'])}   ratio {ratio:.2f}  "
+          f"(budget 1.5: {'ok' if ratio <= 1.5 else 'OVER BUDGET'})")
+    return 0 if ratio <= 1.5 else 1
 
 
 if __name__ == "__main__":

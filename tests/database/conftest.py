@@ -1,6 +1,11 @@
-"""Fixtures of the database tests: fresh and populated databases, and a real headless Chromium."""
+"""Fixtures of the database tests: fresh and populated databases of every kind, and a real headless Chromium.
+
+The contract tests take their database through ``kind`` / ``new_store``: each runs on SQLite in the default run
+and on a real PostgreSQL server (started once per session by ``pg_server``) under the ``postgres`` marker.
+"""
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -8,31 +13,62 @@ import subprocess
 import pytest
 
 from dbtest_helpers import populate, populate_real
-from tunefarm.database import Database
+from tunefarm.database import open_database
+from tunefarm.testing.postgres_server import PostgresServer
 
 CHROMIUM = "/usr/bin/chromium"
 
 
+_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A private PostgreSQL server for the session. Never skips: a server that cannot start is a failure."""
+    server = PostgresServer()
+    try:
+        server.start()
+    except Exception as e:  # noqa: BLE001 - any reason the server could not run fails the tests that need it
+        server.stop()
+        pytest.fail(f"could not start a PostgreSQL server for the postgres tests: {e}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def kind(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def db(tmp_path):
-    d = Database(tmp_path / "tune.sqlite")
+def new_store(kind, tmp_path, request):
+    """``new_store(name)``: the name (a path, or a URL) of a new empty store of this kind."""
+    if kind == "sqlite":
+        return lambda name="tune": str(tmp_path / f"{name}.sqlite")
+    server = request.getfixturevalue("pg_server")
+    return lambda name="tune": server.new_database(f"t{next(_NUMBERS)}_{name}")
+
+
+@pytest.fixture
+def db(new_store):
+    d = open_database(new_store("tune"))
     yield d
     d.close()
 
 
 @pytest.fixture
-def study(tmp_path):
+def study(new_store):
     """A populated database and what populate() created."""
-    d = Database(tmp_path / "study.sqlite")
+    d = open_database(new_store("study"))
     info = populate(d)
     yield d, info
     d.close()
 
 
 @pytest.fixture
-def real_study(tmp_path):
+def real_study(new_store):
     """A populated database of real programs (what an import accepts) and what populate_real() created."""
-    d = Database(tmp_path / "real.sqlite")
+    d = open_database(new_store("real"))
     info = populate_real(d)
     yield d, info
     d.close()

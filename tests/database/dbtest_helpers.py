@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 import os
 import random
+import sqlite3
 import sys
 
 from host_targets import not_this_host, this_host
-from tunefarm.database import Database, Record
+from tunefarm.database import Database, Record, is_url
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -27,6 +28,26 @@ def repo_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(REPO, "tests"), env.get("PYTHONPATH", "")])
     return env
+
+
+def store_name(db) -> str:
+    """What opens ``db`` again: its file, or its URL with the password (``path`` hides it)."""
+    return getattr(db, "_url", db.path)
+
+
+def raw_sql(db, sql: str, params=()) -> list[tuple]:
+    """Run one statement on a store behind tunefarm's back (as another program could); returns its rows.
+    ``sql`` uses ``?`` parameters on either kind."""
+    name = db if isinstance(db, str) else store_name(db)
+    if is_url(name):
+        import psycopg  # only the postgres tests come here
+        from tunefarm.database.pg_connection import to_pg
+
+        with psycopg.connect(name, autocommit=True) as conn:
+            cur = conn.execute(to_pg(sql), tuple(params))
+            return cur.fetchall() if cur.description else []
+    with sqlite3.connect(name) as conn:
+        return conn.execute(sql, params).fetchall()
 
 
 def make_trace(i: int, wrapped: bool = False):

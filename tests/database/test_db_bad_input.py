@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from dbtest_helpers import EVIL_NAME, TARGET_A, make_record
+from dbtest_helpers import EVIL_NAME, TARGET_A, make_record, raw_sql
 from tunefarm.database import (CorruptDatabaseError, Database, DatabaseError, InvalidTraceError, Record,
                                validate_trace)
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
@@ -128,9 +128,8 @@ def test_hostile_workload_name_is_stored_verbatim(db):
     db.commit_records([make_record("k", 0)])
     assert db.get_workload(EVIL_NAME).name == EVIL_NAME
     assert db.records(EVIL_NAME)["workload"].tolist() == [EVIL_NAME]
-    raw = sqlite3.connect(db.path)
-    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"workloads", "records", "jobs", "meta"} <= tables
+    assert raw_sql(db, "SELECT count(*) FROM workloads") == [(1,)]  # no table was dropped
+    assert [raw_sql(db, f"SELECT count(*) FROM {t}")[0][0] for t in ("records", "jobs", "meta")] == [1, 0, 1]
 
 
 def test_no_code_execution_or_formatted_sql_in_the_package():

@@ -9,28 +9,27 @@ import multiprocessing as mp
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 
 import pytest
 
-from dbtest_helpers import TARGET_A, TARGET_B, make_record, repo_env
-from tunefarm.database import Database, InvalidRecordError, UnknownJobError
+from dbtest_helpers import TARGET_A, TARGET_B, make_record, raw_sql, repo_env
+from tunefarm.database import InvalidRecordError, UnknownJobError, open_database
 from tunefarm.database.errors import JobNotRunningError
 from tunefarm.database.liveness import HEARTBEAT_TIMEOUT_S, pid_space
 
 KEY = "wk-shared"
 
 
-def _db(path) -> Database:
-    db = Database(path)
+def _db(name):
+    db = open_database(name)
     db.commit_workload(KEY, "one-workload", '{"op":"one-workload"}', 1e6)
     return db
 
 
-def _measured(db: Database, job: int, hashes: list[str], start: int = 0) -> None:
+def _measured(db, job: int, hashes: list[str], start: int = 0) -> None:
     """Commit a record for each claimed hash: what measuring it ends with."""
     recs = []
     for i, h in enumerate(hashes):
@@ -40,8 +39,9 @@ def _measured(db: Database, job: int, hashes: list[str], start: int = 0) -> None
     db.commit_records(recs)
 
 
-def test_two_connections_never_hold_one_program(tmp_path):
-    a, b = _db(tmp_path / "c.sqlite"), Database(tmp_path / "c.sqlite")  # two connections to one file
+def test_two_connections_never_hold_one_program(new_store):
+    name = new_store("c")
+    a, b = _db(name), open_database(name)  # two connections to one store
     ja, jb = a.start_job("A"), b.start_job("B")
     assert a.claim(ja, KEY, TARGET_A, ["h1", "h2", "h3", "h2"]) == ["h1", "h2", "h3"]
     assert b.claim(jb, KEY, TARGET_A, ["h3", "h2", "h4"]) == ["h4"]  # held by a live job: refused
@@ -64,8 +64,9 @@ def test_two_connections_never_hold_one_program(tmp_path):
         a.claim(jb, KEY, TARGET_A, "h9")  # one string is not a list of hashes
 
 
-def test_a_driver_step_stores_results_and_claims_in_one_transaction(tmp_path):
-    a, b = _db(tmp_path / "s.sqlite"), Database(tmp_path / "s.sqlite")
+def test_a_driver_step_stores_results_and_claims_in_one_transaction(new_store):
+    name = new_store("s")
+    a, b = _db(name), open_database(name)
     ja, jb = a.start_job("A"), b.start_job("B")
     assert a.claim(ja, KEY, TARGET_A, ["h1", "h2"]) == ["h1", "h2"]
     r1 = make_record(KEY, 0, job=ja)
@@ -84,8 +85,9 @@ def test_a_driver_step_stores_results_and_claims_in_one_transaction(tmp_path):
     assert a.count_records(KEY) == 1 and b.claim(jb, KEY, TARGET_A, ["h6"]) == ["h6"]
 
 
-def test_the_budget_counts_records_and_live_claims_of_every_job(tmp_path):
-    a, b = _db(tmp_path / "c.sqlite"), Database(tmp_path / "c.sqlite")
+def test_the_budget_counts_records_and_live_claims_of_every_job(new_store):
+    name = new_store("c")
+    a, b = _db(name), open_database(name)
     ja, jb = a.start_job("A"), b.start_job("B")
     _measured(a, ja, ["old1", "old2"])  # stored trials (of any status) count
     assert a.claim(ja, KEY, TARGET_A, [f"a{i}" for i in range(5)], budget=6) == ["a0", "a1", "a2", "a3"]
@@ -103,7 +105,7 @@ def test_the_budget_counts_records_and_live_claims_of_every_job(tmp_path):
 def _race(path: str, tag: str, hashes: list[str], budget: int, barrier, queue) -> None:
     """One job's measuring loop: claim one program at a time (in its own order), 'measure' it, commit."""
     try:
-        db = Database(path)
+        db = open_database(path)
         job = db.start_job("racer-" + tag)
         order = hashes[:]
         random.Random(tag).shuffle(order)
@@ -120,8 +122,8 @@ def _race(path: str, tag: str, hashes: list[str], budget: int, barrier, queue) -
         raise
 
 
-def test_processes_racing_for_one_workload_share_its_budget_exactly(tmp_path):
-    path = tmp_path / "race.sqlite"
+def test_processes_racing_for_one_workload_share_its_budget_exactly(new_store):
+    path = new_store("race")
     _db(path).close()
     hashes, budget = [f"p{i}" for i in range(120)], 64
     ctx = mp.get_context("spawn")
@@ -137,25 +139,24 @@ def test_processes_racing_for_one_workload_share_its_budget_exactly(tmp_path):
     measured = [h for r in results.values() for h in r]
     assert len(measured) == budget and len(set(measured)) == budget  # exactly the budget, nothing twice
     assert sum(len(r) > 0 for r in results.values()) >= 2  # they really raced
-    db = Database(path)
+    db = open_database(path)
     df = db.records()
     assert len(df) == budget and df["program_hash"].is_unique
-    with sqlite3.connect(path) as raw:
-        assert raw.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+    assert raw_sql(path, "SELECT count(*) FROM claims") == [(0,)]
 
 
 _HOLDER = """
 import sys, time
-from tunefarm.database import Database
-db = Database(sys.argv[1])
+from tunefarm.database import open_database
+db = open_database(sys.argv[1])
 job = db.start_job("holder")
 print(job, db.claim(job, "wk-shared", sys.argv[2], ["k1", "k2", "k3"]), flush=True)
 time.sleep(600)
 """
 
 
-def test_claims_of_a_sigkilled_job_die_with_it(tmp_path):
-    path = tmp_path / "kill.sqlite"
+def test_claims_of_a_sigkilled_job_die_with_it(new_store):
+    path = new_store("kill")
     db = _db(path)
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), TARGET_A], stdout=subprocess.PIPE,
                               text=True, env=repo_env())
@@ -174,19 +175,18 @@ def test_claims_of_a_sigkilled_job_die_with_it(tmp_path):
     assert db.jobs().set_index("job_id").loc[int(job_text), "status"] == "killed"
 
 
-def test_a_job_of_another_host_lives_by_its_heartbeat(tmp_path):
-    path = tmp_path / "hb.sqlite"
+def test_a_job_of_another_host_lives_by_its_heartbeat(new_store):
+    path = new_store("hb")
     db = _db(path)
     far, near = db.start_job("far"), db.start_job("near")
     assert db.claim(far, KEY, TARGET_A, ["f1", "f2"]) == ["f1", "f2"]
-    with sqlite3.connect(path) as raw:  # the far job ran on another machine: its pid means nothing here
-        raw.execute("UPDATE jobs SET pid = 1, host = 'elsewhere', pid_space = 'another-boot/pid:[1]' WHERE id = ?",
-                    (far,))
+    # the far job ran on another machine: its pid means nothing here
+    raw_sql(path, "UPDATE jobs SET pid = 1, host = 'elsewhere', pid_space = 'another-boot/pid:[1]' WHERE id = ?",
+            (far,))
     assert db.job_state(far) == "running"  # heard of just now
     assert db.claim(near, KEY, TARGET_A, ["f1"]) == []
     old = time.time_ns() // 1000 - int((HEARTBEAT_TIMEOUT_S + 5) * 1e6)
-    with sqlite3.connect(path) as raw:
-        raw.execute("UPDATE jobs SET heartbeat_us = ? WHERE id = ?", (old, far))
+    raw_sql(path, "UPDATE jobs SET heartbeat_us = ? WHERE id = ?", (old, far))
     assert db.job_state(far) == "stale"
     assert db.budget_used(KEY, TARGET_A) == 0
     assert db.claim(near, KEY, TARGET_A, ["f1"]) == ["f1"]  # a silent job's claims are taken over
@@ -197,20 +197,19 @@ def test_a_job_of_another_host_lives_by_its_heartbeat(tmp_path):
         db.heartbeat(1234)
 
 
-def test_a_reused_pid_does_not_keep_a_dead_job_alive(tmp_path):
-    db = _db(tmp_path / "pid.sqlite")
+def test_a_reused_pid_does_not_keep_a_dead_job_alive(new_store):
+    db = _db(new_store("pid"))
     job = db.start_job("old")
-    with sqlite3.connect(db.path) as raw:  # the recorded pid is alive (ours), but it started at another time
-        raw.execute("UPDATE jobs SET pid = ?, pid_start = pid_start - 1000 WHERE id = ?", (os.getpid(), job))
+    # the recorded pid is alive (ours), but it started at another time
+    raw_sql(db, "UPDATE jobs SET pid = ?, pid_start = pid_start - 1000 WHERE id = ?", (os.getpid(), job))
     assert db.job_state(job) == "killed"
-    with sqlite3.connect(db.path) as raw:
-        assert raw.execute("SELECT pid_space FROM jobs WHERE id = ?", (job,)).fetchone()[0] == pid_space()
+    assert raw_sql(db, "SELECT pid_space FROM jobs WHERE id = ?", (job,)) == [(pid_space(),)]
 
 
-def test_claims_and_heartbeats_are_single_small_transactions(tmp_path):
+def test_claims_and_heartbeats_are_single_small_transactions(tmp_path):  # SQLite's own statement counter
     """The driver calls them once per trial: each is one write transaction touching a handful of rows,
     whatever the number of records already stored (counted with SQLite's own statement counter)."""
-    db = _db(tmp_path / "cost.sqlite")
+    db = _db(str(tmp_path / "cost.sqlite"))
     job = db.start_job("j")
     for b in range(20):
         _measured(db, job, [f"r{b}-{i}" for i in range(100)], start=b * 100)

@@ -10,14 +10,14 @@ import sys
 
 import pytest
 
-from dbtest_helpers import EVIL_NAME, REPO, TARGET_A, TARGET_B, make_record, repo_env
+from dbtest_helpers import EVIL_NAME, REPO, TARGET_A, TARGET_B, make_record, repo_env, store_name
 from host_targets import not_this_host
 from tunefarm.cli import main
 
 
 def test_best_table(study, capsys):
     db, _ = study
-    assert main(["best", "--db", db.path]) == 0
+    assert main(["best", "--db", store_name(db)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].split()[:5] == ["workload", "key", "target", "median_us", "gflops"]
@@ -29,18 +29,19 @@ def test_best_table(study, capsys):
 
 def test_best_csv_and_json_match_the_database(study, capsys):
     db, _ = study
-    assert main(["best", "--db", db.path, "--workload", "relu_1024", "--format", "csv"]) == 0
+    assert main(["best", "--db", store_name(db), "--workload", "relu_1024", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert {r["target"] for r in rows} == {TARGET_A, TARGET_B}
     for r in rows:
         best = db.best("wk-relu", target=r["target"])
         assert float(r["median_us"]) == pytest.approx(best.median_us)
         assert json.loads(r["trace"]) == best.trace_json
-    assert main(["best", "--db", db.path, "--workload", "wk-relu", "--target", TARGET_B, "--format", "json"]) == 0
+    assert main(["best", "--db", store_name(db), "--workload", "wk-relu", "--target", TARGET_B,
+                 "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     best = db.best("wk-relu", target=TARGET_B)
     assert (row["target"], row["record_id"], row["trace"]) == (TARGET_B, best.record_id, best.trace_json)
-    assert main(["best", "--db", db.path, "--workload", "wk-evil", "--format", "json"]) == 0
+    assert main(["best", "--db", store_name(db), "--workload", "wk-evil", "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["workload"] == EVIL_NAME and row["gflops"] is None  # NaN is not JSON: unknown FLOPs -> null
 
@@ -51,9 +52,9 @@ def test_best_errors(study, tmp_path, capsys):
     assert main(["best", "--db", str(missing)]) == 1
     assert "no tunefarm database" in capsys.readouterr().err
     assert not missing.exists()  # a typo must not create an empty database
-    assert main(["best", "--db", db.path, "--workload", "nope"]) == 1
+    assert main(["best", "--db", store_name(db), "--workload", "nope"]) == 1
     assert "nope" in capsys.readouterr().err
-    assert main(["best", "--db", db.path, "--target", not_this_host()]) == 1
+    assert main(["best", "--db", store_name(db), "--target", not_this_host()]) == 1
     assert "no successful records" in capsys.readouterr().err
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"\x00garbage" * 500)
@@ -67,21 +68,21 @@ def test_best_errors(study, tmp_path, capsys):
 def test_report_command(study, tmp_path, capsys):
     db, _ = study
     out = tmp_path / "r.html"
-    assert main(["report", "--db", db.path, "-o", str(out)]) == 0
+    assert main(["report", "--db", store_name(db), "-o", str(out)]) == 0
     assert "410 records" in capsys.readouterr().out
     html = out.read_text()
     assert "dense_128x128x128" in html and "<svg" in html
-    assert main(["report", "--db", db.path, "-o", str(tmp_path / "no" / "dir.html")]) == 1
+    assert main(["report", "--db", store_name(db), "-o", str(tmp_path / "no" / "dir.html")]) == 1
 
 
 def test_python_dash_m(study, tmp_path):
     db, _ = study
-    cmd = [sys.executable, "-m", "tunefarm.cli", "best", "--db", db.path, "--format", "json"]
+    cmd = [sys.executable, "-m", "tunefarm.cli", "best", "--db", store_name(db), "--format", "json"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=repo_env(), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert {r["workload_key"] for r in json.loads(proc.stdout)} == {"wk-dense", "wk-relu", "wk-evil"}
     out = tmp_path / "m.html"
-    proc = subprocess.run([sys.executable, "-m", "tunefarm.cli", "report", "--db", db.path, "-o", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "tunefarm.cli", "report", "--db", store_name(db), "-o", str(out)],
                           capture_output=True, text=True, cwd=REPO, env=repo_env(), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert os.path.getsize(out) > 10_000
@@ -92,17 +93,17 @@ def test_best_escapes_terminal_sequences_in_names(db, capsys):
     db.commit_workload("wk-esc", evil, "{}", 1e6)
     db.commit_records([make_record("wk-esc", 0)])
     for fmt in ("table", "csv", "json"):
-        assert main(["best", "--db", db.path, "--format", fmt]) == 0
+        assert main(["best", "--db", store_name(db), "--format", fmt]) == 0
         out = capsys.readouterr().out
         assert "\x1b" not in out and "\x07" not in out, fmt  # JSON escapes them as \u001b, \u0007
         assert fmt == "json" or "\u202e" not in out, fmt
-    assert main(["best", "--db", db.path]) == 0
+    assert main(["best", "--db", store_name(db)]) == 0
     assert "mm\\x1b[2J\\x1b]0;owned\\x07" in capsys.readouterr().out
 
 
 def test_import_and_export_commands(real_study, tmp_path, capsys):
     db, _ = real_study
-    assert main(["export", "--db", db.path, "-o", str(tmp_path / "e.jsonl")]) == 0
+    assert main(["export", "--db", store_name(db), "-o", str(tmp_path / "e.jsonl")]) == 0
     assert "80 records" in capsys.readouterr().out
     fresh = tmp_path / "fresh.sqlite"
     assert main(["import", str(tmp_path / "e.jsonl"), "--db", str(fresh)]) == 0

@@ -1,4 +1,4 @@
-"""Several processes writing one database file at the same time (WAL + busy timeout + retries)."""
+"""Several processes writing one database at the same time (SQLite: WAL + busy timeout + retries; PostgreSQL)."""
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -8,15 +8,14 @@ import time
 
 import pytest
 
-from dbtest_helpers import make_record, spawn_writer
+from dbtest_helpers import make_record, raw_sql, spawn_writer
 from tunefarm.database import Database, DatabaseLockedError
 
 N_BATCHES, BATCH = 40, 32
 
 
-def test_two_processes_commit_concurrently(tmp_path):
-    path = tmp_path / "shared.sqlite"
-    db = Database(path)  # handed to the children by pickling (its path)
+def test_two_processes_commit_concurrently(db, kind):
+    # db is handed to the children by pickling (its path or URL)
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(2), ctx.Queue()
     procs = [ctx.Process(target=spawn_writer, args=(db, tag, N_BATCHES, BATCH, barrier, queue)) for tag in "AB"]
@@ -33,10 +32,10 @@ def test_two_processes_commit_concurrently(tmp_path):
     for tag in "AB":
         assert db.count_records("wk-" + tag) == N_BATCHES * BATCH
         assert len(db.measured_hashes("wk-" + tag, db.targets("wk-" + tag)[0])) == N_BATCHES * BATCH
-    raw = sqlite3.connect(path)
-    assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    sizes = raw.execute("SELECT b.n_records, count(r.id) FROM batches b JOIN records r ON r.batch_id = b.id "
-                        "GROUP BY b.id").fetchall()
+    if kind == "sqlite":
+        assert raw_sql(db, "PRAGMA integrity_check") == [("ok",)]
+    sizes = raw_sql(db, "SELECT b.n_records, count(r.id) FROM batches b JOIN records r ON r.batch_id = b.id "
+                        "GROUP BY b.id")
     assert len(sizes) == 2 * N_BATCHES and all(n == c == BATCH for n, c in sizes)
     # the writes really overlapped: batch ids of A and B interleave
     owner = {i: tag for tag in "AB" for i in results[tag]}

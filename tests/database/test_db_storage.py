@@ -11,12 +11,13 @@ import types
 
 import pytest
 
-from dbtest_helpers import REPO, TARGET_A, TARGET_B, make_record, make_trace, repo_env
+from dbtest_helpers import REPO, TARGET_A, TARGET_B, make_record, make_trace, raw_sql, repo_env
 from host_targets import not_this_host
 from tunefarm.database import SCHEMA_VERSION, InvalidRecordError, Record, UnknownJobError, UnknownWorkloadError
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 
+@pytest.mark.parametrize("kind", ["sqlite"])
 def test_file_is_wal_and_versioned(db):
     raw = sqlite3.connect(db.path)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -107,9 +108,8 @@ def test_batch_is_all_or_nothing(db):
     with pytest.raises(UnknownJobError):
         db.commit_records(good + [make_record("k", 9, job=12345)])
     assert db.count_records() == 0
-    raw = sqlite3.connect(db.path)
-    assert raw.execute("SELECT count(*) FROM batches").fetchone()[0] == 0
-    assert raw.execute("SELECT count(*) FROM targets").fetchone()[0] == 0
+    assert raw_sql(db, "SELECT count(*) FROM batches") == [(0,)]
+    assert raw_sql(db, "SELECT count(*) FROM targets") == [(0,)]
     db.commit_records(good)  # the target id cached by nothing: a fresh, valid insert
     assert db.count_records() == 5
 
@@ -118,9 +118,8 @@ def test_batches_record_their_size(db):
     db.commit_workload("k", "w", "{}", 1.0)
     ids = [db.commit_records([make_record("k", 10 * b + i) for i in range(n)]) for b, n in enumerate((3, 7, 1))]
     assert db.commit_records([]) is None
-    raw = sqlite3.connect(db.path)
-    rows = raw.execute("SELECT b.id, b.n_records, count(r.id) FROM batches b JOIN records r ON r.batch_id = b.id "
-                       "GROUP BY b.id ORDER BY b.id").fetchall()
+    rows = raw_sql(db, "SELECT b.id, b.n_records, count(r.id) FROM batches b JOIN records r ON r.batch_id = b.id "
+                       "GROUP BY b.id ORDER BY b.id")
     assert rows == [(ids[0], 3, 3), (ids[1], 7, 7), (ids[2], 1, 1)]
 
 

@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Rebuild each workload's best trace for a target this CPU runs, check it "
                                    "against the unscheduled program and time both in alternating rounds "
                                    "(medians). The database is only read.")
-    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
     p.add_argument("--workload", help="workload key or name (default: all workloads)")
     p.add_argument("--target", help="only this target string (default: every target this CPU can run)")
     p.add_argument("--rounds", type=int, default=7, help="timings per measurement (median; default 7)")
@@ -24,12 +24,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the database and the compiler load when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import open_database
     from .bench_best import bench_best
 
     if args.rounds < 1:
         raise CommandError("--rounds must be at least 1")
-    with Database(args.db, readonly=True) as db:
+    with open_database(args.db, readonly=True) as db:
         rows = [nan_to_none(r) for r in bench_best(db, args.workload, args.target, rounds=args.rounds)]
     if not rows:  # an empty answer, not an error (as with ``tunefarm best``)
         print("tunefarm bench: no successful record on a target this CPU can run", file=sys.stderr)

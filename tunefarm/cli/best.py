@@ -13,7 +13,7 @@ from .output import nan_to_none, people_table, printable
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("best", help="show the best measured trace per workload and target",
                        description="Show the fastest successful record of each (workload, target) pair.")
-    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
     p.add_argument("--workload", help="workload key or name (default: all workloads)")
     p.add_argument("--target", help="only records measured on this target (its string or its label)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
@@ -41,10 +41,10 @@ def best_rows(db, workload: str | None, target: str | None) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     # the database loads when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import open_database
     from ..database.sqlite_database import SHORT_KEY
 
-    with Database(args.db, readonly=True) as db:
+    with open_database(args.db, readonly=True) as db:
         rows = [nan_to_none(r) for r in best_rows(db, args.workload, args.target)]
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))

@@ -22,12 +22,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the models and the compiler load when the command runs (see the package docstring)
-    from ..database import open_database
+    from ..database import is_url, open_database
     from ..graph import compile_model
     from .named_models import load_model
 
     mod, params = load_model(args.model, args.params, args.batch)
-    if args.db is not None and not os.path.exists(args.db):
+    if args.db is not None and not is_url(args.db) and not os.path.exists(args.db):
         raise CommandError(f"database {args.db!r} does not exist (tune first, or leave --db out for default schedules)")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):

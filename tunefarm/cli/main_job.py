@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..database import Database, UnknownWorkloadError, best_record
+from ..database import UnknownWorkloadError, best_record, open_database
 from ..graph import compile_model
 from ..graph import extract_tasks, tune_model
 from ..graph.params import find_mlp_params
@@ -154,10 +154,10 @@ def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str 
     results = {"weights": source, "batches": {}, "kernels": []}
     farm_obj = farm_on_demand(farm, target, workers, ray_address)
     try:
-        with Database(db_path) as db:  # a bad file fails here, before a farm that must ask Ray for its target
+        with open_database(db_path) as db:  # a bad file fails here, before a farm that must ask Ray for its target
             target = resolve_target(target, farm_obj)
             out(f"target: {target.label()}")
-            out(f"database: {db_path}")
+            out(f"database: {db.path}")
             for batch in batch_sizes:
                 mod, named = mlp(params).export({"forward": {"x": spec.Tensor((batch, 784), "float32")}})
                 res = _one_batch(batch, params, named, mod, db, target, farm_obj, trials, seed, save_dir, rounds,

@@ -19,31 +19,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="write a trace database as JSON lines (for 'tunefarm import' elsewhere)",
                        description="Write workloads, jobs, batches and records of a database as one JSON object per "
                                    "line, from one consistent snapshot. The database is only read.")
-    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
     p.add_argument("-o", "--output", required=True, help="JSON-lines file to write")
     p.set_defaults(func=run_export)
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ..database import Database  # loads when the command runs (see the package docstring)
+    from ..database import open_database  # loads when the command runs (see the package docstring)
 
     if not os.path.isfile(args.file):
         raise CommandError(f"export file {args.file!r} does not exist")
-    with Database(args.db) as db:
+    with open_database(args.db) as db:
         new = db.import_(args.file)
     skipped = new.pop("skipped")
-    print(f"imported into {args.db}: " + ", ".join(f"{n} new {kind}" for kind, n in new.items())
+    print(f"imported into {db.path}: " + ", ".join(f"{n} new {kind}" for kind, n in new.items())
           + f"; {skipped} records skipped (their programs were already measured on their target)")
     return 0
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..database import Database  # loads when the command runs (see the package docstring)
+    from ..database import open_database  # loads when the command runs (see the package docstring)
 
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
-    with Database(args.db, readonly=True) as db:
+    with open_database(args.db, readonly=True) as db:
         counts = db.export(args.output)
     print(f"wrote {args.output}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return 0

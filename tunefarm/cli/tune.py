@@ -25,7 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="schedule function 'file.py:function' or registered name (default: the auto space)")
     p.add_argument("--trials", type=int, default=64, help="total trial budget (counts stored trials on --resume)")
     p.add_argument("--trials-per-round", type=int, default=64)
-    p.add_argument("--db", required=True, help="SQLite trace database (created if missing)")
+    p.add_argument("--db", required=True,
+                   help="trace database: an SQLite file (created if missing) or a postgresql:// URL")
     p.add_argument("--target", default=None, help="e.g. 'llvm -num-cores=1' (default: the farm's CPU)")
     p.add_argument("--farm", choices=("ray", "local"), default="ray",
                    help="ray (default; a private local Ray unless --ray-address) or local worker processes")
@@ -72,7 +73,7 @@ def _inputs(args):
 def run(args: argparse.Namespace) -> int:
     """Check every input (workload, space, numbers, database), then tune; the farm starts only to measure."""
     # the tuning stack loads when the command runs (see the package docstring)
-    from ..database import Database, UnknownWorkloadError
+    from ..database import UnknownWorkloadError, open_database
     from ..ir.structural import workload_key
     from ..search.errors import SearchError
     from ..search.space import SpaceError
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     show_logs()
     name, func, space, farm = _inputs(args)
-    db = Database(args.db)  # a database that cannot be opened fails here (DatabaseError), before the farm starts
+    db = open_database(args.db)  # a database that cannot be opened fails here (DatabaseError), before the farm starts
     try:
         target = resolve_target(args.target, farm)
         try:
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         except UnknownWorkloadError:  # nothing stored yet
             existing = 0
         if existing and not args.resume:
-            raise CommandError(f"{args.db} already holds {existing} trials of {name!r} on {target.label()}; pass "
+            raise CommandError(f"{db.path} already holds {existing} trials of {name!r} on {target.label()}; pass "
                                "--resume to continue that job (the budget counts them) or use another --db", REFUSED)
         if args.trials > existing:  # something to measure: start the farm here, on the main thread
             try:

@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _checked_batches(args) -> tuple[int, ...]:
     """Everything that can be refused before a farm starts, refused now: the batch sizes to tune."""
     # the database and the models load when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import open_database
     from ..tuning.farm_on_demand import check_farm_arguments
     from ..tuning.limits import check_seed
     from .named_models import REFUSED, check_batch, check_params_file
@@ -62,7 +62,7 @@ def _checked_batches(args) -> tuple[int, ...]:
         check_farm_arguments(args.farm, args.target, args.workers, args.ray_address)
     except ValueError as e:
         raise CommandError(str(e), REFUSED) from None
-    Database(args.db).close()  # a database that cannot be opened or created fails here, not after tuning starts
+    open_database(args.db).close()  # a database that cannot be opened or created fails here, not after tuning starts
     return batches
 
 
@@ -88,7 +88,7 @@ def _mlp_job(args, batches: tuple[int, ...]) -> int:
 def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
     """A model other than the MLP: tune and compile it per batch size (no numpy reference to check against)."""
     # the tuning stack loads when the command runs (see the package docstring)
-    from ..database import Database
+    from ..database import open_database
     from ..graph import compile_model
     from ..graph import tune_model
     from ..tuning.farm_on_demand import farm_on_demand
@@ -96,7 +96,7 @@ def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
 
     farm = farm_on_demand(args.farm, args.target, args.workers, args.ray_address)
     try:
-        with Database(args.db) as db:
+        with open_database(args.db) as db:
             if args.trials > 0:
                 farm.start()  # on the main thread (started lazily it would start on the job's measuring thread)
             for batch in batches:

@@ -1,5 +1,6 @@
 """``TraceDatabase``: what a tuning job and the views (``tunefarm best``, the report, ``records()``) ask of a
-trace database, so that another store can stand in for the SQLite one (``Database``, ``sqlite_database.py``).
+trace database, so that another store can stand in for the SQLite one (``Database``, ``sqlite_database.py``), as
+the PostgreSQL one does (``PostgresDatabase``, ``postgres_database.py``).
 
 ``workload`` arguments take a workload key, a unique name or key prefix, an id, or the PrimFunc / IRModule
 itself; ``target`` arguments take a target string. With ``target=None``, ``best`` and ``top_k`` use the
@@ -10,6 +11,8 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+URL_SCHEMES = ("postgresql://", "postgres://")  # a database named by one of these is a server store
 
 
 class TraceDatabase(abc.ABC):

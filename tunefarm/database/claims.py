@@ -55,7 +55,7 @@ def live_claims(conn: sqlite3.Connection, workload_id: int, target_id: int, now_
     for job_id, n, *state in conn.execute(
             "SELECT c.job_id, count(*), " + liveness.JOB_STATE_SQL + " "
             "FROM claims c JOIN jobs j ON j.id = c.job_id WHERE c.workload_id = ? AND c.target_id = ? "
-            "GROUP BY c.job_id", (workload_id, target_id)):
+            "GROUP BY c.job_id, " + liveness.JOB_STATE_SQL, (workload_id, target_id)):
         if liveness.job_state(*state, now_us) != liveness.RUNNING:
             dead.append(job_id)
         elif job_id != exclude_job:
@@ -78,36 +78,57 @@ def budget_used(conn: sqlite3.Connection, workload_id: int, target_id: int, now_
 
 def claim(conn: sqlite3.Connection, job_id: int, workload_id: int, target_id: int, hashes: list[str],
           budget: int | None, now_us: int) -> list[str]:
-    """The body of ``Database.claim`` (one write transaction): which of ``hashes`` ``job_id`` now holds."""
-    state = job_state(conn, job_id, now_us)
-    if state not in (liveness.RUNNING, liveness.STALE):  # a stale job that claims is alive again
+    """The body of ``Database.claim`` (one write transaction): which of ``hashes`` ``job_id`` now holds.
+
+    A handful of statements whatever the number of hashes (each is a round trip to a server store)."""
+    returning = ", ".join(liveness.JOB_STATE_COLUMNS)
+    row = conn.execute("UPDATE jobs SET heartbeat_us = ? WHERE id = ? RETURNING " + returning,
+                       (now_us, job_id)).fetchone()
+    if row is None:
+        raise UnknownJobError(f"no job with id {job_id!r}")
+    state = liveness.job_state(*row, now_us)  # a stale job that claims is alive again: its heartbeat is now
+    if state != liveness.RUNNING:  # the transaction rolls back: the heartbeat is not written
         raise JobNotRunningError(f"job {job_id} is {state!r}, not running: it cannot claim programs")
-    conn.execute("UPDATE jobs SET heartbeat_us = ? WHERE id = ?", (now_us, job_id))
     live, dead = live_claims(conn, workload_id, target_id, now_us)
     if dead:
         conn.executemany("DELETE FROM claims WHERE job_id = ? AND workload_id = ? AND target_id = ?",
                          [(d, workload_id, target_id) for d in dead])
     room = None if budget is None else budget - record_count(conn, workload_id, target_id) - live
-    owned = []
+    holders, measured = _taken(conn, workload_id, target_id, hashes)
+    owned, new = [], []
     for h in hashes:
-        key = (workload_id, target_id, h)
-        holder = conn.execute("SELECT job_id FROM claims WHERE workload_id = ? AND target_id = ? "
-                              "AND program_hash = ?", key).fetchone()
-        if holder is not None:
-            if holder[0] == job_id:
+        if h in holders:
+            if holders[h] == job_id:
                 owned.append(h)  # already ours: counted in ``live`` above
             continue  # a live job's (dead jobs' claims were deleted above)
-        if room is not None and room <= 0:
-            continue
-        if conn.execute("SELECT 1 FROM records WHERE workload_id = ? AND target_id = ? AND program_hash = ? "
-                        "LIMIT 1", key).fetchone() is not None:
-            continue  # measured already (by any job, or imported)
-        conn.execute("INSERT INTO claims (workload_id, target_id, program_hash, job_id, created_us) "
-                     "VALUES (?, ?, ?, ?, ?)", (*key, job_id, now_us))
+        if (room is not None and room <= 0) or h in measured:
+            continue  # no budget left, or measured already (by any job, or imported)
+        new.append((workload_id, target_id, h, job_id, now_us))
         owned.append(h)
         if room is not None:
             room -= 1
+    if new:
+        conn.execute("INSERT INTO claims (workload_id, target_id, program_hash, job_id, created_us) VALUES "
+                     + ", ".join(["(?, ?, ?, ?, ?)"] * len(new)), [v for row in new for v in row])
     return owned
+
+
+def _taken(conn: sqlite3.Connection, workload_id: int, target_id: int,
+           hashes: list[str]) -> tuple[dict[str, int], set[str]]:
+    """(hash -> job holding a claim on it, hashes already measured) among ``hashes``, in one statement."""
+    if not hashes:
+        return {}, set()
+    marks = ", ".join("?" * len(hashes))  # placeholders only: the hashes travel as parameters
+    sql = (f"SELECT program_hash, job_id FROM claims WHERE workload_id = ? AND target_id = ? AND program_hash IN "
+           f"({marks}) UNION ALL SELECT DISTINCT program_hash, CAST(NULL AS INTEGER) FROM records WHERE "
+           f"workload_id = ? AND target_id = ? AND program_hash IN ({marks})")
+    holders, measured = {}, set()
+    for h, job in conn.execute(sql, (workload_id, target_id, *hashes, workload_id, target_id, *hashes)):
+        if job is None:
+            measured.add(h)
+        else:
+            holders[h] = job
+    return holders, measured
 
 
 def release(conn: sqlite3.Connection, job_id: int, hashes: list[str] | None) -> int:

@@ -94,7 +94,7 @@ def _check_result_fields(d: dict) -> None:
 
 
 class _Importer:
-    """Resolves references line by line and inserts with INSERT OR IGNORE (idempotent)."""
+    """Resolves references line by line and inserts with ON CONFLICT DO NOTHING (idempotent)."""
 
     def __init__(self, conn: sqlite3.Connection, path: str):
         self.conn, self.path = conn, path
@@ -131,7 +131,8 @@ class _Importer:
                                  or not math.isfinite(flop) or flop < 0):
             raise InvalidRecordError(f"flop must be a finite number >= 0 or null, got {flop!r}")
         cur = self.conn.execute(
-            "INSERT OR IGNORE INTO workloads (key, name, ir_json, flop, created_us) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO workloads (key, name, ir_json, flop, created_us) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             (key, name, ir, None if flop is None else float(flop), int(d["created_us"])))
         self.new["workloads"] += cur.rowcount
         self.workloads.pop(key, None)
@@ -162,7 +163,7 @@ class _Importer:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise InvalidRecordError(f"n_records must be a positive integer, got {n!r}")
         cur = self.conn.execute(
-            "INSERT OR IGNORE INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
+            "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (uid, job, n, int(d["created_us"])))
         self.new["batches"] += cur.rowcount
         if cur.rowcount:
@@ -186,7 +187,7 @@ class _Importer:
         phash = import_check.checked_program_hash(row[0], self._ir_text(row[0]), row[4], row[5])
         row = (*row[:5], phash, *row[6:])
         if row[1] not in self.targets:
-            self.conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (row[1],))
+            self.conn.execute("INSERT INTO targets (target) VALUES (?) ON CONFLICT DO NOTHING", (row[1],))
         tid = self._ref(self.targets, "SELECT id FROM targets WHERE target = ?", row[1], "target", lineno)
         job = self._ref(self.jobs, "SELECT id FROM jobs WHERE uid = ?", d.get("job"), "job", lineno)
         batch = self._ref(self.batches, "SELECT id FROM batches WHERE uid = ?", d.get("batch"), "batch", lineno)

@@ -27,8 +27,9 @@ import os
 import socket
 
 HEARTBEAT_TIMEOUT_S = 300.0
-# the job columns ``job_state`` decides from, in its argument order (jobs aliased ``j``)
-JOB_STATE_SQL = "j.status, j.pid, j.pid_space, j.pid_start, j.heartbeat_us, j.started_us"
+# the job columns ``job_state`` decides from, in its argument order (and as SQL, jobs aliased ``j``)
+JOB_STATE_COLUMNS = ("status", "pid", "pid_space", "pid_start", "heartbeat_us", "started_us")
+JOB_STATE_SQL = ", ".join("j." + c for c in JOB_STATE_COLUMNS)
 RUNNING = "running"
 KILLED = "killed"
 STALE = "stale"

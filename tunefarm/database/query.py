@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -117,8 +116,9 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
         where.append("t.target = ?")
         params.append(target)
     if status is not None:
-        where.append("r.status IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(_statuses(status)))
+        wanted = _statuses(status)
+        where.append(f"r.status IN ({', '.join('?' * len(wanted))})" if wanted else "0 = 1")
+        params.extend(wanted)
     sql = _RECORDS_SQL + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY r.id"
     with _gc_paused():  # 100k rows of tuples: the cyclic GC would rescan them over and over
         rows = conn.execute(sql, params).fetchall()
@@ -164,7 +164,7 @@ def workloads_frame(conn: sqlite3.Connection) -> pd.DataFrame:
     ``created`` and ``ir_json`` (canonical IR JSON text)."""
     rows = conn.execute(
         "SELECT w.id, w.key, w.name, w.flop, coalesce(c.n, 0), coalesce(c.n_ok, 0), w.created_us, w.ir_json "
-        "FROM workloads w LEFT JOIN (SELECT workload_id, count(*) AS n, sum(status = 'ok') AS n_ok "
+        "FROM workloads w LEFT JOIN (SELECT workload_id, count(*) AS n, sum(CASE WHEN status = 'ok' THEN 1 ELSE 0 END) AS n_ok "
         "FROM records GROUP BY workload_id) c ON c.workload_id = w.id ORDER BY w.id").fetchall()
     wid, key, name, flop, n, n_ok, created, ir = _columns(rows, 8)
     return pd.DataFrame({

@@ -9,6 +9,7 @@ published one (files in the wild were created by it).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sqlite3
 
 from tunefarm.database.errors import SchemaVersionError
@@ -119,14 +120,17 @@ RECORD_COLUMNS = ("uid", "workload_id", "target_id", "job_id", "batch_id", "tria
                   "status", "run_secs_json", "median_secs", "mean_secs", "min_secs", "build_secs", "error", "host",
                   "created_us", "model_version")
 _RECORD_VALUES = f"({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
-# a job's records are numbered at commit, inside its transaction: ``trial`` NULL takes the count of records of
-# its workload and target so far (``record_counts``, which the insert trigger bumps row by row), so concurrent
-# jobs number their trials uniquely and in commit order; each row passes (trial, workload_id, target_id) there
-_NEXT_TRIAL = "COALESCE(?, (SELECT n FROM record_counts WHERE workload_id = ? AND target_id = ?), 0)"
-_NUMBERED = ["?"] * len(RECORD_COLUMNS)
-_NUMBERED[RECORD_COLUMNS.index("trial")] = _NEXT_TRIAL
-INSERT_RECORD = f"INSERT INTO records ({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join(_NUMBERED)})"
-INSERT_RECORD_OR_IGNORE = "INSERT OR IGNORE INTO records " + _RECORD_VALUES  # imports: idempotent by uid
+INSERT_RECORD = "INSERT INTO records " + _RECORD_VALUES
+INSERT_RECORD_OR_IGNORE = INSERT_RECORD + " ON CONFLICT DO NOTHING"  # imports: idempotent by uid
+ROWS_PER_INSERT = 100  # rows of one multi-row INSERT (18 parameters each: far below SQLite's 32766)
+
+
+@functools.lru_cache(maxsize=ROWS_PER_INSERT)
+def insert_records(n: int) -> str:
+    """One INSERT of ``n`` records (a statement per step, not a statement per record: a server store pays a round
+    trip per statement)."""
+    row = f"({', '.join('?' * len(RECORD_COLUMNS))})"
+    return f"INSERT INTO records ({', '.join(RECORD_COLUMNS)}) VALUES " + ", ".join([row] * n)
 
 
 def read_version(conn: sqlite3.Connection) -> int:

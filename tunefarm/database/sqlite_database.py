@@ -1,4 +1,5 @@
-"""``Database``: the SQLite trace database (the default ``TraceDatabase``) every tuning process of a study shares.
+"""``Database``: the SQLite trace database (the default ``TraceDatabase``) every tuning process of a study shares;
+``SqlDatabase``: its queries, which the PostgreSQL store (``postgres_database.py``) runs too.
 
 Each process (and each thread) opens its own connection lazily; the object itself only holds the path, so
 it pickles by path and can be handed to worker processes. Every write is one ``BEGIN IMMEDIATE``
@@ -26,7 +27,7 @@ from tunefarm.database.connection import open_connection, sqlite_errors, write_t
 from tunefarm.database.errors import (AmbiguousTargetError, DatabaseError, InvalidRecordError, UnknownJobError,
                                       UnknownWorkloadError)
 from tunefarm.database.records import TuningRecord, nonempty_str, opt_int, prepare_row
-from tunefarm.database.schema import INSERT_RECORD
+from tunefarm.database.schema import ROWS_PER_INSERT, insert_records
 from tunefarm.database.trace_format import trace_from_text
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 from tunefarm.ir.function import PrimFunc
@@ -75,18 +76,18 @@ def _the_prim_func(workload: Any) -> PrimFunc:
 
 
 def _translated(method):
-    """Turn any sqlite3 error escaping a public method into a tunefarm DatabaseError naming the file."""
+    """Run a public method through the store's ``_call``: its errors become a tunefarm DatabaseError naming the
+    store (and the server store reconnects and runs it again when its connection was lost)."""
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        with sqlite_errors(self.path):
-            return method(self, *args, **kwargs)
+        return self._call(method, args, kwargs)
 
     return wrapper
 
 
-class Database(TraceDatabase):
-    """The SQLite trace database (WAL mode, versioned schema) at ``path``.
+class SqlDatabase(TraceDatabase):
+    """The trace database over SQL, for every store that speaks it (``Database``: SQLite; ``PostgresDatabase``).
 
     ``workload`` arguments accept a workload key (or a unique prefix of at least 6 of its characters), a workload
     name (if unique), a workload id, or the workload
@@ -95,56 +96,47 @@ class Database(TraceDatabase):
     :class:`AmbiguousTargetError` when the workload has records under more than one target, so a latency
     measured on one CPU is never silently used for another.
 
-    ``create=False`` refuses to create a missing file. ``readonly=True`` (the commands that only read) never
-    writes, and also reads a database on a read-only filesystem; every write then fails with a DatabaseError.
-    Connections are per process and per thread; pickling keeps only the path and options.
+    The SQL is written once, in SQLite's dialect (``?`` parameters, ``ON CONFLICT``, ``RETURNING``) that the
+    server store's connection passes on to PostgreSQL; a subclass says how to connect (``_conn``), how to run
+    one write transaction (``_write``) and how to run a public method (``_call``: error translation).
     """
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
-                 readonly: bool = False):
-        self.path = os.fspath(path)
-        if not isinstance(self.path, str) or not self.path.strip():
-            raise DatabaseError(f"a database path must name a file, got {self.path!r}")
-        self.timeout = float(timeout)
-        self._create = create and not readonly
-        self._readonly = readonly
+    path: str
+
+    def _init_connections(self) -> None:
+        """No connection yet (they are per process and per thread, opened on first use); empty id caches."""
         self._local = threading.local()
         self._pid = os.getpid()
         self._workload_ids: dict[str, int] = {}
         self._target_ids: dict[str, int] = {}
-        self._conn()  # open now: a bad file fails here, not at the first query
 
-    # -- connection management ---------------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
+    def _open(self):
+        raise NotImplementedError
+
+    def _conn(self):
+        """This thread's connection, opened on first use (``_open``)."""
         if self._pid != os.getpid():  # forked child: never use, nor close, the parent's connection
-            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks
+            _INHERITED.append(self._local)  # closing it here could drop the parent's file locks or end its session
             self._local = threading.local()
             self._pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
+            conn = self._open()
             self._local.conn = conn
         return conn
 
     def close(self) -> None:
-        """Close this thread's connection (others close when their thread's Database is collected)."""
+        """Close this thread's connection (others close when their thread's store is collected)."""
         conn = getattr(self._local, "conn", None)
         if conn is not None and self._pid == os.getpid():
             conn.close()
         self._local.conn = None
 
-    def __getstate__(self) -> dict:
-        return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], create=state["create"], timeout=state["timeout"],
-                      readonly=state.get("readonly", False))
-
-    def __repr__(self) -> str:
-        return f"Database({self.path!r})"
-
     def _write(self, fn):
-        return write_transaction(self._conn(), fn, self.timeout)
+        raise NotImplementedError
+
+    def _call(self, method, args, kwargs):
+        raise NotImplementedError
 
     def _store_dead_jobs(self) -> None:
         """Store ``killed`` for running jobs whose driver is gone (see ``liveness``), when this file is writable."""
@@ -196,8 +188,8 @@ class Database(TraceDatabase):
         if target is not None:
             return self._target_id(conn, target), target
         lo, hi = conn.execute(
-            "SELECT (SELECT min(target_id) FROM records WHERE workload_id = ?1), "
-            "(SELECT max(target_id) FROM records WHERE workload_id = ?1)", (w.workload_id,)).fetchone()
+            "SELECT (SELECT min(target_id) FROM records WHERE workload_id = ?), "
+            "(SELECT max(target_id) FROM records WHERE workload_id = ?)", (w.workload_id, w.workload_id)).fetchone()
         if lo is None:
             return None, None
         if lo != hi:
@@ -262,8 +254,8 @@ class Database(TraceDatabase):
         self._store_dead_jobs()
         return self._write(lambda conn: conn.execute(
             "INSERT INTO jobs (uid, name, config_json, started_us, status, pid, host, pid_space, pid_start, "
-            "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-            (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now)).lastrowid)
+            "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?) RETURNING id",
+            (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now)).fetchone()[0])
 
     @_translated
     def finish_job(self, job_id: int, status: str = "finished") -> None:
@@ -303,7 +295,7 @@ class Database(TraceDatabase):
             wid = self._workload(conn, workload).workload_id
         tid = self._target_id(conn, nonempty_str(target, "target"))
         if tid is None:
-            conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (target,))
+            conn.execute("INSERT INTO targets (target) VALUES (?) ON CONFLICT DO NOTHING", (target,))
             tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
         return wid, tid
 
@@ -403,22 +395,39 @@ class Database(TraceDatabase):
         for target in {r[1] for r in rows}:
             tid = self._target_ids.get(target)
             if tid is None:
-                conn.execute("INSERT OR IGNORE INTO targets (target) VALUES (?)", (target,))
+                conn.execute("INSERT INTO targets (target) VALUES (?) ON CONFLICT DO NOTHING", (target,))
                 tid = conn.execute("SELECT id FROM targets WHERE target = ?", (target,)).fetchone()[0]
             tids[target] = tid
-        for job in job_ids - {None}:
-            if conn.execute("SELECT 1 FROM jobs WHERE id = ?", (job,)).fetchone() is None:
+        for job in job_ids - {None}:  # a commit is a sign of life; a job that does not exist refuses the batch
+            if conn.execute("UPDATE jobs SET heartbeat_us = CASE WHEN status = 'running' THEN ? ELSE heartbeat_us "
+                            "END WHERE id = ?", (now_us(), job)).rowcount == 0:
                 raise UnknownJobError(f"no job with id {job!r} in {self.path!r}; call start_job first")
         batch_job = next(iter(job_ids)) if len(job_ids) == 1 else None
         batch_id = conn.execute(
-            "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?)",
-            (uuid.uuid4().hex, batch_job, len(rows), now_us())).lastrowid
-        conn.executemany(INSERT_RECORD, [  # a NULL trial is numbered by the insert (see schema.INSERT_RECORD)
-            (uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, r[3], wids[r[0]], tids[r[1]], *r[4:])
-            for r in rows])
-        conn.executemany("UPDATE jobs SET heartbeat_us = ? WHERE id = ? AND status = 'running'",
-                         [(now_us(), job) for job in job_ids - {None}])  # a commit is a sign of life
+            "INSERT INTO batches (uid, job_id, n_records, created_us) VALUES (?, ?, ?, ?) RETURNING id",
+            (uuid.uuid4().hex, batch_job, len(rows), now_us())).fetchone()[0]
+        trials = self._number_trials(conn, [(wids[r[0]], tids[r[1]], r[3]) for r in rows])
+        values = [(uuid.uuid4().hex, wids[r[0]], tids[r[1]], r[2], batch_id, t, *r[4:]) for r, t in zip(rows, trials)]
+        for i in range(0, len(values), ROWS_PER_INSERT):  # one statement (one round trip) per chunk of rows
+            chunk = values[i:i + ROWS_PER_INSERT]
+            conn.execute(insert_records(len(chunk)), [v for row in chunk for v in row])
         return batch_id, wids, tids
+
+    @staticmethod
+    def _number_trials(conn, rows: list[tuple]) -> list[int]:
+        """Trial numbers of ``(workload id, target id, trial or None)`` rows in commit order: a None takes the
+        count of records of its workload and target so far (``record_counts``, read inside the write
+        transaction, so concurrent jobs number their trials uniquely), each row before it counting one."""
+        counts: dict[tuple[int, int], int] = {}
+        out = []
+        for wid, tid, trial in rows:
+            if (wid, tid) not in counts:
+                row = conn.execute("SELECT n FROM record_counts WHERE workload_id = ? AND target_id = ?",
+                                   (wid, tid)).fetchone()
+                counts[wid, tid] = row[0] if row else 0
+            out.append(counts[wid, tid] if trial is None else trial)
+            counts[wid, tid] += 1
+        return out
 
     def _tuning_record(self, row: tuple, w: WorkloadInfo, target: str) -> TuningRecord:
         rid, trace, phash, status, run_json, build, error, host, job, trial, created = row
@@ -539,3 +548,44 @@ class Database(TraceDatabase):
         out = self._write(lambda conn: jsonl.import_jsonl(conn, os.fspath(path)))
         self._target_ids.clear()
         return out
+
+
+class Database(SqlDatabase):
+    """The SQLite trace database (WAL mode, versioned schema) at ``path`` (see ``SqlDatabase`` for the arguments
+    every method accepts).
+
+    ``create=False`` refuses to create a missing file. ``readonly=True`` (the commands that only read) never
+    writes, and also reads a database on a read-only filesystem; every write then fails with a DatabaseError.
+    Connections are per process and per thread; pickling keeps only the path and options.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, timeout: float = 60.0,
+                 readonly: bool = False):
+        self.path = os.fspath(path)
+        if not isinstance(self.path, str) or not self.path.strip():
+            raise DatabaseError(f"a database path must name a file, got {self.path!r}")
+        self.timeout = float(timeout)
+        self._create = create and not readonly
+        self._readonly = readonly
+        self._init_connections()
+        self._conn()  # open now: a bad file fails here, not at the first query
+
+    def _open(self) -> sqlite3.Connection:
+        return open_connection(self.path, create=self._create, timeout=self.timeout, readonly=self._readonly)
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "timeout": self.timeout, "create": self._create, "readonly": self._readonly}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], create=state["create"], timeout=state["timeout"],
+                      readonly=state.get("readonly", False))
+
+    def __repr__(self) -> str:
+        return f"Database({self.path!r})"
+
+    def _write(self, fn):
+        return write_transaction(self._conn(), fn, self.timeout)
+
+    def _call(self, method, args, kwargs):
+        with sqlite_errors(self.path):
+            return method(self, *args, **kwargs)

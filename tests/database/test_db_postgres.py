@@ -1,0 +1,183 @@
+"""The PostgreSQL store against a real server: migrations under a race, a dropped connection mid-step, the
+server restarting under a tuning job, the password kept secret, a read-only role, moving a study both ways.
+(Nothing here imports psycopg at module level: the default run collects this file without the extra.)"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from dbtest_helpers import REPO, TARGET_A, make_record, raw_sql, repo_env, store_name
+from tunefarm.cli import main
+from tunefarm.database import SCHEMA_VERSION, DatabaseError, create, open_database
+from tunefarm.database import claims as claims_module
+from tunefarm.graph.params import COURSE_NPZ, course_mlp_params
+from tunefarm.testing.postgres_server import PASSWORD, PostgresServer
+
+pytestmark = pytest.mark.postgres
+
+TUNE = [sys.executable, "-m", "tunefarm.cli", "tune", "matmul-64", "--target", "llvm -num-cores=1", "--farm",
+        "local", "--workers", "1", "--trials-per-round", "8", "--seed", "5"]
+
+
+def _open(url: str, barrier, queue) -> None:
+    barrier.wait(timeout=60)
+    try:
+        db = create("postgresql", url)
+        queue.put(db.count_records())
+    except BaseException as e:  # surfaced by the parent
+        queue.put(repr(e))
+
+
+def test_drivers_opening_a_fresh_database_at_once_create_its_schema_once(pg_server):
+    url = pg_server.new_database("race")
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_open, args=(url, barrier, queue)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    got = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(60)
+    assert got == [0, 0, 0, 0]
+    assert raw_sql(url, "SELECT value FROM meta WHERE key = 'schema_version'") == [(str(SCHEMA_VERSION),)]
+    assert raw_sql(url, "SELECT count(*) FROM meta") == [(1,)]
+
+
+def test_a_connection_dropped_mid_step_leaves_nothing_half_written(pg_server, monkeypatch):
+    url = pg_server.new_database("drop")
+    db = create("postgresql", url)
+    db.commit_workload("k", "w", "{}", 1.0)
+    job = db.start_job("j")
+    pid = db._conn().raw.info.backend_pid
+    real_claim, calls = claims_module.claim, []
+
+    def claim_then_lose_the_server(conn, *args):
+        calls.append(conn.raw.info.backend_pid)
+        if len(calls) == 1:  # the records of the step are inserted; the server kills this connection now
+            stored = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            assert stored == 3  # visible inside the open transaction only
+            assert raw_sql(url, "SELECT count(*) FROM records") == [(0,)]
+            raw_sql(url, "SELECT pg_terminate_backend(?)", (pid,))
+        return real_claim(conn, *args)
+
+    monkeypatch.setattr(claims_module, "claim", claim_then_lose_the_server)
+    granted = db.commit_and_claim([make_record("k", i, job=job) for i in range(3)], job, [("k", TARGET_A, ["x"], 9)])
+    assert granted == [["x"]] and len(calls) == 2 and calls[0] != calls[1]  # run again on a new connection
+    assert raw_sql(url, "SELECT count(*) FROM records") == [(3,)]  # once: the first try left nothing
+    assert raw_sql(url, "SELECT count(*), sum(n_records) FROM batches") == [(1, 3)]
+    assert db.budget_used("k", TARGET_A) == 4
+
+
+def test_a_tuning_job_goes_through_a_20_s_server_restart(tmp_path):
+    with PostgresServer() as server:
+        url = server.url()
+        create("postgresql", url).close()
+        proc = subprocess.Popen([*TUNE, "--trials", "48", "--db", url], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, env=repo_env(), cwd=REPO)
+        try:
+            deadline = time.monotonic() + 300
+            while raw_sql(url, "SELECT count(*) FROM records")[0][0] < 8:  # it has measured and committed
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+            before = raw_sql(url, "SELECT uid FROM records")
+            server.restart_after(20).join()
+            out = proc.communicate(timeout=600)[0]
+        finally:
+            proc.kill()
+        assert PASSWORD not in out
+        if proc.returncode != 0:  # documented: a connection lost during COMMIT stops the job with one line
+            assert "while committing" in out and "resume the job" in out, out
+            rerun = subprocess.run([*TUNE, "--trials", "48", "--db", url, "--resume"], capture_output=True,
+                                   text=True, env=repo_env(), cwd=REPO, timeout=600)
+            assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        else:
+            assert "lost the connection" in out and "reconnecting" in out, out  # it did live through it
+        after = raw_sql(url, "SELECT uid, program_hash FROM records")
+        assert {u for (u,) in before} <= {u for u, _ in after}  # nothing committed was lost
+        assert len(after) == 48 == len({h for _, h in after})  # the budget exactly, nothing measured twice
+
+
+def test_the_password_appears_nowhere(pg_server, tmp_path):
+    url = pg_server.new_database("secret")
+    run = subprocess.run([*TUNE, "--trials", "8", "--db", url], capture_output=True, text=True, env=repo_env(),
+                         cwd=REPO, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "tuner:***@" in run.stdout and PASSWORD not in run.stdout + run.stderr
+    db = open_database(url)
+    assert PASSWORD not in repr(db) + db.path + str(db.jobs().to_dict()) + str(db.records().to_dict())
+    assert main(["report", "--db", url, "-o", str(tmp_path / "r.html")]) == 0
+    assert main(["export", "--db", url, "-o", str(tmp_path / "e.jsonl")]) == 0
+    assert PASSWORD not in (tmp_path / "r.html").read_text() + (tmp_path / "e.jsonl").read_text()
+    bare = url.replace(f":{PASSWORD}@", "@")  # the README's way: the password in PGPASSWORD, not in the URL
+    best = subprocess.run([sys.executable, "-m", "tunefarm.cli", "best", "--db", bare], capture_output=True,
+                          text=True, env=dict(repo_env(), PGPASSWORD=PASSWORD), cwd=REPO, timeout=300)
+    assert best.returncode == 0 and "matmul" in best.stdout and PASSWORD not in best.stdout + best.stderr
+    wrong = url.replace(PASSWORD, "x" + PASSWORD)  # refused by the server
+    closed = url.replace(f"tuner:{PASSWORD}@", "tuner@").replace(str(pg_server.port), "1") + "?password=" + PASSWORD
+    for bad, why in ((wrong, "password authentication failed"), (closed, "Connection refused")):
+        with pytest.raises(DatabaseError, match=why) as err:
+            create("postgresql", bad)
+        assert PASSWORD not in str(err.value) and "\n" not in str(err.value) and "***" in str(err.value)
+
+
+def test_a_read_only_role_reads_compiles_and_is_refused_writes(pg_server, tmp_path, capsys):
+    import tunefarm
+    from tunefarm import nn
+    from tunefarm.farm import LocalFarm
+    from tunefarm.nn.models import mlp
+
+    url = pg_server.new_database("shared")
+    params = course_mlp_params()
+    mod, weights = mlp(params).export({"forward": {"x": nn.spec.Tensor((1, 784), "float32")}})
+    with LocalFarm(num_workers=1) as farm:
+        tunefarm.tune_model(mod, weights, max_trials=4, database=url, farm=farm, seed=1)
+        target = str(farm.target)
+    pg_server.grant_reader(url.rsplit("/", 1)[1])
+    reader = url.replace("tuner:", "reader:")
+    db = open_database(reader)
+    assert len(db.records()) == 4 and len(db.workloads()) >= 1 and len(db.jobs()) == 1
+    key = db.records()["workload_key"][0]
+    assert db.best(key).status.value == db.top_k(key, 1)[0].status.value
+    for cmd in (["best", "--db", reader], ["report", "--db", reader, "-o", str(tmp_path / "r.html")],
+                ["export", "--db", reader, "-o", str(tmp_path / "e.jsonl")],
+                ["compile", "mlp", "--params", str(COURSE_NPZ), "--db", reader, "--batch", "1", "--target", target,
+                 "-o", str(tmp_path / "m.tfx")]):
+        assert main(cmd) == 0, capsys.readouterr().err
+    tuned = re.search(r"(\d) tuned", capsys.readouterr().out)
+    assert tuned and int(tuned.group(1)) >= 1  # compiled from what the reader read
+    exe = tunefarm.load(str(tmp_path / "m.tfx"))
+    x = np.random.default_rng(0).random((1, 784), dtype=np.float32)
+    np.testing.assert_allclose(exe(x), np.maximum(x @ params["w0"].T + params["b0"], 0) @ params["w1"].T
+                               + params["b1"], atol=1e-4)
+    for write in (lambda: db.start_job("j"), lambda: db.commit_workload("k", "w", "{}", 1.0)):
+        with pytest.raises(DatabaseError, match="may not do that") as err:
+            write()
+        assert "\n" not in str(err.value) and PASSWORD not in str(err.value)
+    assert main(["import", str(tmp_path / "e.jsonl"), "--db", reader]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "may not do that" in err
+    with pytest.raises(DatabaseError, match="read-only"):
+        open_database(url, readonly=True).start_job("j")
+
+
+@pytest.mark.parametrize("kind", ["postgresql"])
+def test_a_study_moves_between_the_kinds_both_ways(real_study, pg_server, tmp_path):
+    db, _ = real_study
+    assert main(["export", "--db", store_name(db), "-o", str(tmp_path / "pg.jsonl")]) == 0
+    assert main(["import", str(tmp_path / "pg.jsonl"), "--db", str(tmp_path / "s.sqlite")]) == 0
+    assert main(["export", "--db", str(tmp_path / "s.sqlite"), "-o", str(tmp_path / "s.jsonl")]) == 0
+    back = pg_server.new_database("back")
+    assert main(["import", str(tmp_path / "s.jsonl"), "--db", back]) == 0
+    lines = [(tmp_path / n).read_text().splitlines()[1:] for n in ("pg.jsonl", "s.jsonl")]
+    assert lines[0] == lines[1] and len(lines[0]) > 80  # the same rows, in the same order
+    assert json.loads(lines[0][-1])["type"] == "record"
+    a, b = db.records(), open_database(back).records()
+    cols = [c for c in a.columns if c not in ("record_id", "job_status")]
+    assert a[cols].equals(b[cols]) and list(a.dtypes) == list(b.dtypes)

@@ -1,0 +1,118 @@
+"""``PostgresDatabase``: the trace database on a PostgreSQL server, for a study that drivers on several hosts share.
+
+It is ``SqlDatabase`` (the same SQL, claims, liveness and views as the SQLite store) on a psycopg 3 connection per
+process and thread. Every write transaction takes one advisory lock first (``pg_schema.LOCK_SQL``): writers
+take turns as they do on SQLite's file lock, so a claim's check of the budget and its insert see every other
+job's claims, and budgets and dedup stay exact across hosts. Reads never wait for it.
+
+The server may restart under a running job. A call whose connection is lost before its transaction commits
+rolled back as a whole (no half-written step), so the store reconnects with backoff (0.1 s doubling to 5 s)
+and runs the call again, for at most ``reconnect_s`` (60 s by default); past that it raises a one-line
+DatabaseError. A connection lost *during* ``COMMIT`` leaves unknown whether that step was stored: the call
+raises at once (the job stops, losing at most that step; ``tune --resume`` continues it).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import psycopg
+
+from tunefarm.database import pg_connection
+from tunefarm.database.base import URL_SCHEMES
+from tunefarm.database.errors import DatabaseError
+from tunefarm.database.pg_connection import PgConnection
+from tunefarm.database.pg_schema import LOCK_SQL
+from tunefarm.database.sqlite_database import SqlDatabase
+
+log = logging.getLogger(__name__)
+RECONNECT_S = 60.0
+
+
+class InDoubtCommitError(DatabaseError):
+    """The connection was lost while a transaction committed: whether it was stored is unknown."""
+
+
+class PostgresDatabase(SqlDatabase):
+    """The trace database at a ``postgresql://user:password@host:port/dbname`` URL (see the module doc).
+
+    ``create=False`` refuses a database that holds no study yet; ``readonly=True`` opens every transaction
+    read-only (a write fails with a one-line DatabaseError), as does a role granted only SELECT. ``timeout``
+    bounds the wait for other writers and for a connection; ``reconnect_s`` how long a lost server is waited
+    for. ``path`` is the URL without its password; pickling keeps the URL.
+    """
+
+    def __init__(self, url: str, *, create: bool = True, timeout: float = 60.0, readonly: bool = False,
+                 reconnect_s: float = RECONNECT_S):
+        if not isinstance(url, str) or not url.startswith(URL_SCHEMES):
+            raise DatabaseError("a PostgreSQL store is named by a postgresql://user:password@host:port/dbname URL")
+        self._url = url
+        self.path = pg_connection.redact(url)
+        self._secrets = pg_connection.secrets_of(url)
+        self.timeout = float(timeout)
+        self.reconnect_s = float(reconnect_s)
+        self._create = create and not readonly
+        self._readonly = readonly
+        self._init_connections()
+        try:
+            self._conn()  # a wrong URL, password or server fails here, at once, not at the first query
+        except psycopg.Error as e:
+            raise pg_connection.translate(e, self.path, self._secrets) from None
+        except DatabaseError as e:
+            raise type(e)(f"{self.path!r}: {pg_connection.first_line(e, self._secrets)}") from None
+
+    def _open(self) -> PgConnection:
+        return pg_connection.connect(self._url, create=self._create, readonly=self._readonly, timeout=self.timeout)
+
+    def __getstate__(self) -> dict:
+        return {"url": self._url, "timeout": self.timeout, "create": self._create, "readonly": self._readonly,
+                "reconnect_s": self.reconnect_s}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["url"], create=state["create"], timeout=state["timeout"], readonly=state["readonly"],
+                      reconnect_s=state["reconnect_s"])
+
+    def __repr__(self) -> str:
+        return f"PostgresDatabase({self.path!r})"
+
+    def _write(self, fn):
+        """``fn(conn)`` in one transaction holding the write lock; a failed commit's outcome is reported."""
+        conn = self._conn()
+        try:
+            conn.raw.execute("BEGIN; " + LOCK_SQL)  # one round trip
+            out = fn(conn)
+        except BaseException:
+            if not conn.raw.broken and conn.in_transaction:
+                conn.raw.execute("ROLLBACK")
+            raise
+        try:
+            conn.raw.execute("COMMIT")
+        except psycopg.OperationalError as e:
+            if not pg_connection.lost(e, conn):
+                raise
+            self._local.conn = None
+            raise InDoubtCommitError(
+                f"lost the connection to tunefarm database {self.path!r} while committing; that step may or may "
+                f"not be stored ({pg_connection.first_line(e, self._secrets)}); resume the job to go on") from None
+        return out
+
+    def _call(self, method, args, kwargs):
+        """Run a public method; on a lost server, reconnect with backoff and run it again (see the module doc)."""
+        deadline, delay = None, 0.1
+        while True:
+            try:
+                return method(self, *args, **kwargs)
+            except psycopg.Error as e:
+                conn = getattr(self._local, "conn", None)
+                if not pg_connection.lost(e, conn):
+                    raise pg_connection.translate(e, self.path, self._secrets) from None
+                self._local.conn = None
+                now = time.monotonic()
+                deadline = deadline or now + self.reconnect_s
+                line = pg_connection.first_line(e, self._secrets)
+                if now >= deadline:
+                    raise DatabaseError(f"lost the connection to tunefarm database {self.path!r} and could not "
+                                        f"reconnect within {self.reconnect_s:g} s ({line})") from None
+                log.warning("lost the connection to %s (%s); reconnecting in %.1f s", self.path, line, delay)
+                time.sleep(min(delay, max(0.0, deadline - now)))
+                delay = min(delay * 2, 5.0)
