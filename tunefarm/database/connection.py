@@ -13,6 +13,7 @@ import os
 import random
 import sqlite3
 import struct
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -55,6 +56,31 @@ def sqlite_errors(path: str) -> Iterator[None]:
         raise translate(e, path) from e
 
 
+_HEAD_FDS: dict[tuple[int, int], int] = {}  # (device, inode) -> a descriptor this process never closes
+_HEAD_FDS_LOCK = threading.Lock()
+
+
+def _read_head(path: str) -> bytes:
+    """The first 100 bytes of ``path``, read through a descriptor kept open for the life of the process.
+
+    Closing any descriptor of a file drops every POSIX lock the process holds on it, SQLite's included: a
+    header read with ``open()`` / ``close()`` while another thread's connection is open would let a writer in
+    another process, closing last, checkpoint and delete the WAL under that connection, which then reads a
+    stale study without an error. One descriptor per live file (by inode) is the price.
+    """
+    st = os.stat(path)
+    with _HEAD_FDS_LOCK:
+        fd = _HEAD_FDS.get((st.st_dev, st.st_ino))
+        if fd is None:
+            for key, old in list(_HEAD_FDS.items()):  # a deleted file's locks protect nothing: let it go
+                if os.fstat(old).st_nlink == 0:
+                    os.close(old)
+                    del _HEAD_FDS[key]
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            _HEAD_FDS[st.st_dev, st.st_ino] = fd
+    return os.pread(fd, 100, 0)
+
+
 def check_header(path: str) -> None:
     """Reject a non-SQLite or visibly truncated file before SQLite gets confused by it."""
     if os.path.isdir(path):
@@ -65,8 +91,7 @@ def check_header(path: str) -> None:
         return  # a new file
     if size == 0:
         return
-    with open(path, "rb") as f:
-        head = f.read(100)
+    head = _read_head(path)
     if len(head) < 100 or head[:16] != _MAGIC:
         raise CorruptDatabaseError(
             f"{path!r} is not a tunefarm database: it is not an SQLite file or its header is truncated")
