@@ -128,17 +128,18 @@ def test_prefer_is_honoured_when_the_worker_has_room_and_not_waited_for_when_it_
 
 def test_rooms_say_which_worker_takes_the_next_item_at_once(farm):
     w1, w2 = worker_ids(farm, 2)
-    assert farm.rooms() == {w1: 2, w2: 2}
-    spins = [farm.put(Work(H + "spin", {"secs": 1.0}, prefer=w2)) for _ in range(2)]
-    assert farm.rooms() == {w1: 2}  # w2 holds its two items: a put preferring it would run elsewhere
+    n = farm.inflight_per_worker
+    assert farm.rooms() == {w1: n, w2: n}
+    spins = [farm.put(Work(H + "spin", {"secs": 1.0}, prefer=w2)) for _ in range(n)]
+    assert farm.rooms() == {w1: n}  # w2 holds (or has queued) its items: a put preferring it would run elsewhere
     t = farm.put(Work(H + "echo", "x", prefer=w1))
-    assert farm.rooms() == {w1: 1}
+    assert farm.rooms() == {w1: n - 1}
     got = {}
     while farm.pending:
         for d in farm.poll(60):
             got[d.ticket] = d
     assert got[t].worker == w1 and got[spins[0]].worker == w2  # (the second spin may move to idle w1)
-    assert farm.rooms() == {w1: 2, w2: 2}
+    assert farm.rooms() == {w1: n, w2: n}
 
 
 def test_shared_texts_reach_the_handler_once_per_worker(farm):
