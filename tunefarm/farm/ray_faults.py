@@ -63,6 +63,8 @@ class SlotFaults:
         return self._verdict(slot, lost, node_alive=node_alive)
 
     def _node_alive(self, node_id: str) -> bool:
+        """Whether the node stays (asked when its actor cannot be reached). A node being drained counts as
+        leaving: its actor is unreachable because the node is being taken away (the drain may be news here)."""
         if node_id in self._dead_nodes:
             return False
         for n in self._ray.nodes():
@@ -70,7 +72,9 @@ class SlotFaults:
                 if not n.get("Alive"):
                     self._node_died(node_id, n)
                     return False
-                return True
+                if node_id not in self._draining_nodes and node_id in self._draining_now():
+                    self._drain(node_id)
+                return node_id not in self._draining_nodes
         self._node_died(node_id, None)
         return False
 

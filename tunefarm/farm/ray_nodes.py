@@ -41,9 +41,9 @@ class NodeWatch:
         self._next_watch = now + _WATCH_EVERY_S
         try:
             table = self._ray.nodes()
-            draining = self._draining_now()
         except Exception:  # noqa: BLE001 - the GCS is unreachable for a moment: look again next time
             return
+        draining = self._draining_now()
         for n in table:
             node_id = n["NodeID"]
             if not n.get("Alive"):
@@ -64,7 +64,10 @@ class NodeWatch:
     def _draining_now(self) -> set[str]:
         from ray._private.state import state  # (private GCS accessor: the draining table has no public API)
 
-        return set(state.get_draining_nodes())
+        try:
+            return set(state.get_draining_nodes())
+        except Exception:  # noqa: BLE001 - the GCS is unreachable for a moment, or the API moved
+            return set()
 
     def _matching_resource(self, alive: list[dict]) -> list[dict]:
         marked = [n for n in alive if n.get("Resources", {}).get(self.node_resource, 0) > 0]
