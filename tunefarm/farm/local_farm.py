@@ -194,7 +194,7 @@ class LocalFarm(Farm):
     - ``pause_limit_s``: longest an item may stay paused (waiting for the lock or its workload's reference);
     - ``inflight_per_worker``: items sent to a worker at once (2: it starts the next without a round trip);
     - ``timing_slots``: timing loops allowed at once on this host (measure_lock.py; default: the workers'
-      ``TUNEFARM_TIMING_SLOTS``, else 1);
+      ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on);
     - ``measure_handler``: the handler the batch API (``submit`` / ``measure``) puts candidates to.
     """
 

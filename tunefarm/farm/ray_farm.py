@@ -69,7 +69,8 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     - ``requeue_limit``: how many times an item lost with its node is re-run elsewhere (a node drained for
       preemption does not count);
     - ``timing_slots``: timing loops allowed at once per host (measure_lock.py; default: the workers'
-      ``TUNEFARM_TIMING_SLOTS``, else 1); ``measure_handler``: the handler ``submit`` / ``measure`` put
+      ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on);
+      ``measure_handler``: the handler ``submit`` / ``measure`` put
       candidates to; ``metrics``: record ray.util.metrics;
     - ``resource_wait_s``: how long to wait for CPUs to become free before refusing to start.
     """
