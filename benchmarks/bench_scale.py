@@ -2,7 +2,8 @@
 
     python benchmarks/bench_scale.py [--workers 1,2,4,8,14] [--workloads matmul-128,dense-relu-784-128]
                                      [--trials 128] [--repeats 2] [--farm local|ray|both]
-    python benchmarks/bench_scale.py --simulate-cluster 48 [--nodes 4] [--build-secs 2.0] [--trials 480]
+    python benchmarks/bench_scale.py --simulate-cluster 48 [--nodes 4] [--build-secs 2.0] [--search-secs 0.01]
+                                     [--trials 480]
 
 Real mode: for each farm and worker count (up to the machine's cores), a job per workload and repeat: auto space,
 evolutionary search with the XGBoost cost model, real builds and timings of single-thread kernels
@@ -16,10 +17,13 @@ last trial, read from the process's CPU clock as the job records each trial), an
 on one private local Ray, each actor reserving an equal share of the host's CPUs.
 
 Simulated cluster (``--simulate-cluster N``): a ``ray.cluster_utils.Cluster`` of ``--nodes`` nodes with N actors
-in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the search work (sampling, mutation,
-replay, postprocessing, features) and the cost model's training run for real on the actors; each measurement
-sleeps ``--build-secs`` (a build and timing on a core of its own) and reports a latency from the program hash.
-It shows whether one driver keeps that many workers busy, and what each trial costs the driver.
+in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the cost model's training runs for real on
+the actors; each measurement sleeps ``--build-secs`` (a build and timing on a core of its own) and reports a
+latency from the program hash; each search request sleeps ``--search-secs`` per program and answers with real
+programs of the task drawn from a pool built before the measured jobs (dozens of actors searching for real
+would need as many cores). The driver's whole side is real: taking search replies, scoring them with the cost
+model, picking, the database, the farm. It shows whether one driver keeps that many workers busy, and what
+each trial costs the driver.
 
 Timings on one host are serialized by the host measurement lock (``TUNEFARM_TIMING_SLOTS``, default 1), so on a
 small machine the real mode also shows where timing becomes the wall.
@@ -163,11 +167,12 @@ def simulated(args) -> None:
     try:
         t0 = time.perf_counter()
         farm = SimulatedFarm(create_farm("ray", num_workers=n, target=target, worker_cpus=1.0, start_timeout_s=600),
-                             build_secs=args.build_secs)
+                             build_secs=args.build_secs, search_secs=args.search_secs, pool=max(2000, 4 * args.trials))
         print(f"simulated cluster: {nodes} nodes, {farm.num_workers} actors on {os.cpu_count()} real cores "
               f"(started in {time.perf_counter() - t0:.0f} s); measurement simulated as {args.build_secs:g} s")
         with farm:
-            one_job(farm, "matmul-32", min(2 * n, 64), 0, target)  # warm-up: each actor rebuilds a task once
+            for wl in args.workloads:  # warm-up: each task's program pool, and each actor rebuilds the task once
+                one_job(farm, wl, min(2 * n, 64), 0, target)
             for wl in args.workloads:
                 for r in range(args.repeats):
                     m = one_job(farm, wl, args.trials, 100 + r, target)
@@ -191,6 +196,7 @@ def main(argv=None) -> None:
     p.add_argument("--simulate-cluster", type=int, default=0, metavar="N")
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--build-secs", type=float, default=2.0)
+    p.add_argument("--search-secs", type=float, default=0.01, help="simulated search time per program")
     args = p.parse_args(argv)
     if args.simulate_cluster:
         simulated(args)

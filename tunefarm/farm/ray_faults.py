@@ -17,9 +17,15 @@ from __future__ import annotations
 import json
 import time
 
-from .ray_slots import Batch, Call, Slot
+from .ray_slots import ANSWER_EVERY_S, Batch, Call, Slot
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
+
+
+def _next_look(left_s: float) -> float:
+    """Seconds until the running item is looked at again: when its budget (or pause limit) runs out, and at
+    least every ``ANSWER_EVERY_S`` (a frozen actor does not answer)."""
+    return max(0.0, min(left_s, ANSWER_EVERY_S))
 
 
 class SlotFaults:
@@ -110,6 +116,10 @@ class SlotFaults:
         """Long because each lost item's fate depends on the journal, on whether its node lives, and on whether
         that node was preempted: one rule per case, in the order they are tried."""
         preempted = not node_alive and slot.node_id in self._preempted
+        # the death is explained when one of these items ended the process (it crashed, or it finished and its
+        # reply died with the process): the others never started because of it, which is not held against them
+        explained = journal is not None and any(c.token in journal["done"] or c.token in journal["crashed"]
+                                                for c in lost)
         for call in lost:
             if journal is not None:  # the restarted actor's account of what its dead process did
                 done = journal["done"].get(call.token)
@@ -121,7 +131,7 @@ class SlotFaults:
                         self._retire(slot)
                     continue
                 if call.token not in journal["crashed"]:
-                    self._requeue_unblamed(call.item, slot.worker_id, slot.host)
+                    self._requeue_unblamed(call.item, slot.worker_id, slot.host, count=not explained)
                     continue
             elif not call.suspect and not preempted:
                 self._requeue_unblamed(call.item, slot.worker_id, slot.host)
@@ -158,9 +168,9 @@ class SlotFaults:
             running = self._went_past(slot, call, snap["token"])
             if running is not None:  # the actor is on a later item of its batches: watch that one
                 running.started = now - snap["active_secs"] - snap["paused_secs"]
-                running.deadline = now + max(0.0, running.timeout_s - snap["active_secs"])
+                running.deadline = now + _next_look(running.timeout_s - snap["active_secs"])
                 if snap["paused"]:
-                    running.deadline = now + max(0.0, self.pause_limit_s - snap["paused_secs"])
+                    running.deadline = now + _next_look(self.pause_limit_s - snap["paused_secs"])
                 return
             # not started yet (actor restarting, or the reply is on its way): restart the clock, a few times
             call.rearms += 1
@@ -168,13 +178,13 @@ class SlotFaults:
                 return self._kill_for_timeout(slot, call, "the worker answers but never started the item; "
                                               "worker killed")
             call.started = now
-            call.deadline = now + call.timeout_s
+            call.deadline = now + _next_look(call.timeout_s)
         elif snap["paused"]:
-            call.deadline = now + max(0.0, self.pause_limit_s - snap["paused_secs"])
+            call.deadline = now + _next_look(self.pause_limit_s - snap["paused_secs"])
             if snap["paused_secs"] >= self.pause_limit_s:
                 self._kill_for_timeout(slot, call, pause_limit_error(snap["paused"], self.pause_limit_s))
         elif snap["active_secs"] < call.timeout_s:
-            call.deadline = now + (call.timeout_s - snap["active_secs"])
+            call.deadline = now + _next_look(call.timeout_s - snap["active_secs"])
         else:
             self._kill_for_timeout(slot, call)
 
@@ -212,8 +222,10 @@ class SlotFaults:
         if head.progress_ref is not None:
             if now >= head.progress_deadline:  # the actor does not even answer: it is stuck
                 head.progress_ref = None
-                self._kill_for_timeout(s, head, f"item exceeded its {head.timeout_s:g} s budget and the "
-                                       "worker did not answer a progress query; worker killed")
+                why = (f"item exceeded its {head.timeout_s:g} s budget and the worker" if now - head.started >=
+                       head.timeout_s else "the worker stopped answering: it")
+                self._kill_for_timeout(s, head, f"{why} did not answer a progress query within "
+                                       f"{self.progress_timeout_s:g} s; worker killed")
         elif now >= head.deadline:
             head.progress_ref = s.actor.progress.remote()
             head.progress_deadline = now + self.progress_timeout_s

@@ -17,6 +17,10 @@ import time
 
 from .dispatch import Item
 
+# a running item's actor is asked for its progress at least this often: one that stops answering (frozen by
+# SIGSTOP, its node cut off) is found within this plus ``progress_timeout_s``, whatever the item's budget
+ANSWER_EVERY_S = 5.0
+
 
 @dataclasses.dataclass(eq=False)
 class Batch:
@@ -76,7 +80,7 @@ class Slot:
         head = self.head()
         if head is not None:
             head.started = time.monotonic()
-            head.deadline = head.started + head.timeout_s
+            head.deadline = head.started + min(head.timeout_s, ANSWER_EVERY_S)
 
 
 class SlotBook:
