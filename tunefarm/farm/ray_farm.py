@@ -420,7 +420,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
             kind, slot, call = self._probes.pop(ref, (None, None, None))
             if kind == "ready" and slot.ready_ref is ref:
                 self._slot_answered(slot, ref)
-            elif kind == "progress" and call.progress_ref is ref:
+            elif kind == "progress" and call.progress_ref is ref and call in slot.calls:
                 self._progress_answered(slot, call, ref)
             else:
                 return  # superseded (answered elsewhere, or the slot was given up), or a hand-back's receipt
