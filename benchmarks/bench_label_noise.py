@@ -1,7 +1,7 @@
 """How often two measurements of the same programs order a pair the same way: the ceiling of any cost model.
 
     python benchmarks/bench_label_noise.py [--db tune.sqlite] [--workload matmul-128] [--programs 64]
-                                           [--sessions 3] [--busy | --timing-neighbour]
+                                           [--sessions 3] [--busy] [--neighbours 0,3,7]
 
 A cost model is scored by its pairwise ranking accuracy against measured labels (``bench_cost_model.py``). The
 labels are measurements, so they carry the machine's noise; this asks what accuracy a perfect oracle would get
@@ -13,6 +13,13 @@ settings (``DEFAULT_MEASURE``, aligned arrays, the host lock), and the label is 
 tuner learns from). Printed: for every two sessions, the share of program pairs they order the same way (all
 pairs, then by how far apart the pair's labels are, so the closest bins hold the pairs the noise swapped), and
 the median over programs of the largest / smallest of a program's labels across sessions.
+
+``--neighbours K1,K2,...`` repeats the sessions with K other processes timing kernels meanwhile (each with a
+lock of its own, so their timings overlap the sessions': K+1 timing slots on this host), one K after another,
+and prints for each K: how alike its sessions order pairs, how alike they order them to the first K's sessions
+(K=0: alone), and the median over programs of its labels / the first K's labels (the slow-down). That is the
+measurement behind the default timing slots (``tunefarm/farm/measure_lock.py``); run it on a host of your own
+before changing ``TUNEFARM_TIMING_SLOTS``.
 
 On this project's 2-core VM the oracle scored 0.76-0.84 on 64 programs of a matmul 128^3 job, in runs minutes
 apart (0.76 with ``--busy``, session pairs 0.74-0.79), with pairs less than 1.1x apart ordered alike about as
@@ -115,6 +122,67 @@ def _time_forever(cands, stop, lock_path) -> None:
             measurer.measure(c)
 
 
+def run_sessions(measurer, cands, args, rng, neighbours: int) -> list[list[float]]:
+    """``args.sessions`` shuffled sessions over ``cands`` while ``neighbours`` processes time kernels (or, with
+    ``--busy``, one compiles) meanwhile; each session's labels."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    others = []
+    for k in range(neighbours):
+        other_lock = os.path.join(tempfile.mkdtemp(prefix="tunefarm-noise-"), f"neighbour{k}.lock")
+        others.append(ctx.Process(target=_time_forever, args=(cands, stop, other_lock), daemon=True))
+    if args.busy:
+        others.append(ctx.Process(target=_build_forever, args=(cands, stop), daemon=True))
+    for p in others:
+        p.start()
+    sessions = []
+    try:
+        for s in range(args.sessions):
+            order = list(range(len(cands)))
+            rng.shuffle(order)
+            labels = [0.0] * len(cands)
+            for i in order:
+                r = measurer.measure(cands[i])
+                labels[i] = min(r.run_secs) if r.ok else float("inf")
+            sessions.append(labels)
+            print(f"{neighbours} neighbour(s), session {s + 1}: {len(cands)} programs measured", flush=True)
+    finally:
+        stop.set()
+        for p in others:
+            p.join(30)
+    return sessions
+
+
+def report(cands, sessions: list[list[float]]) -> tuple[list[float], float]:
+    """Pairwise agreement of every two sessions (with the pair-ratio bins) and the label spread."""
+    scores = []
+    for a, b in itertools.combinations(range(len(sessions)), 2):
+        acc, by_bin = agreement(sessions[a], sessions[b])
+        scores.append(acc)
+        bins = "  ".join(f"{lo:g}-{hi:g}x: {ok / n:.2f} ({n})" for (lo, hi), (ok, n) in by_bin.items() if n)
+        print(f"  sessions {a + 1} and {b + 1}: pairs ordered alike {acc:.3f}   by pair ratio  {bins}")
+    finite = [k for k in range(len(cands)) if all(s[k] != float("inf") for s in sessions)]
+    spread = statistics.median(max(s[k] for s in sessions) / min(s[k] for s in sessions) for k in finite)
+    print(f"  re-measurement oracle: mean pairwise agreement {statistics.fmean(scores):.3f}; "
+          f"a program's labels across sessions, largest / smallest: median {spread:.3f}")
+    return scores, spread
+
+
+def compare(base: list[list[float]], other: list[list[float]]) -> tuple[float, float]:
+    """How alike ``other``'s sessions order pairs to ``base``'s (mean over session pairs), and the median
+    over programs of the ratio of their median labels (the slow-down)."""
+    alike = statistics.fmean(agreement(a, b)[0] for a in base for b in other)
+    ratios = []
+    for k in range(len(base[0])):
+        x = statistics.median(s[k] for s in other)
+        y = statistics.median(s[k] for s in base)
+        if x != float("inf") and y != float("inf"):
+            ratios.append(x / y)
+    return alike, statistics.median(ratios)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", default=None, help="a database with successful records (default: tune one now)")
@@ -125,10 +193,11 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--busy", action="store_true",
                     help="meanwhile compile candidates in another process, as the other worker of a job does")
-    ap.add_argument("--timing-neighbour", action="store_true",
-                    help="meanwhile time candidates in another process, overlapping these timings (two timing "
-                         "slots on this host)")
+    ap.add_argument("--neighbours", type=lambda t: [int(x) for x in t.split(",")], default=[0],
+                    help="K1,K2,...: repeat the sessions with K other processes timing kernels meanwhile")
     args = ap.parse_args(argv)
+    if any(k < 0 for k in args.neighbours):
+        ap.error("--neighbours takes counts >= 0")
 
     from tunefarm.farm import Candidate
     from tunefarm.farm.measure import Measurer
@@ -143,46 +212,23 @@ def main(argv=None) -> int:
     cands = [Candidate(key, wl, trace, target, **DEFAULT_MEASURE) for key, wl, target, trace in rows]
     measurer = Measurer()
     measurer.measure(cands[0])  # the reference output and the native timer, outside the sessions
-    busy = None
-    if args.busy or args.timing_neighbour:
-        import multiprocessing
+    runs = {k: run_sessions(measurer, cands, args, rng, k) for k in args.neighbours}
 
-        ctx = multiprocessing.get_context("spawn")
-        stop = ctx.Event()
-        if args.timing_neighbour:
-            other_lock = os.path.join(tempfile.mkdtemp(prefix="tunefarm-noise-"), "neighbour.lock")
-            busy = ctx.Process(target=_time_forever, args=(cands, stop, other_lock), daemon=True)
-        else:
-            busy = ctx.Process(target=_build_forever, args=(cands, stop), daemon=True)
-        busy.start()
-    sessions = []
-    for s in range(args.sessions):
-        order = list(range(len(cands)))
-        rng.shuffle(order)
-        labels = [0.0] * len(cands)
-        for i in order:
-            r = measurer.measure(cands[i])
-            labels[i] = min(r.run_secs) if r.ok else float("inf")
-        sessions.append(labels)
-        print(f"session {s + 1}: {len(cands)} programs measured", flush=True)
-    if busy is not None:
-        stop.set()
-        busy.join(30)
-
+    first = args.neighbours[0]
     print(f"\n{len(cands)} programs of {path}, label = fastest repeat of {DEFAULT_MEASURE}"
-          + (", another process compiling meanwhile" if args.busy else "")
-          + (", another process timing kernels meanwhile" if args.timing_neighbour else ""))
-    scores = []
-    for a, b in itertools.combinations(range(len(sessions)), 2):
-        acc, by_bin = agreement(sessions[a], sessions[b])
-        scores.append(acc)
-        bins = "  ".join(f"{lo:g}-{hi:g}x: {ok / n:.2f} ({n})" for (lo, hi), (ok, n) in by_bin.items() if n)
-        print(f"sessions {a + 1} and {b + 1}: pairs ordered alike {acc:.3f}   by pair ratio  {bins}")
-    finite = [k for k in range(len(cands)) if all(s[k] != float("inf") for s in sessions)]
-    spread = statistics.median(max(s[k] for s in sessions) / min(s[k] for s in sessions) for k in finite)
-    print(f"re-measurement oracle: mean pairwise agreement {statistics.fmean(scores):.3f}; "
-          f"a program's labels across sessions, largest / smallest: median {spread:.3f}")
-    print(json.dumps({"db": path, "programs": len(cands), "agreement": scores, "spread_median": spread}))
+          + (", another process compiling meanwhile" if args.busy else ""))
+    table, out = [], {}
+    for k, sessions in runs.items():
+        print(f"{k} other timing loop(s):")
+        scores, spread = report(cands, sessions)
+        alike, slow = compare(runs[first], sessions) if k != first else (float("nan"), 1.0)
+        table.append((k, statistics.fmean(scores), alike, slow))
+        out[k] = {"agreement": scores, "spread_median": spread, "agree_with_first": alike, "slowdown": slow}
+    print(f"\n{'K other timing loops':>20} {'sessions agree':>15} {f'agree with K={first}':>16} {'median slow-down':>17}")
+    for k, agree, alike, slow in table:
+        vs = "-" if k == first else f"{alike:.3f}"
+        print(f"{k:>20} {agree:>15.3f} {vs:>16} {slow:>16.2f}x")
+    print(json.dumps({"db": path, "programs": len(cands), "by_neighbours": out}))
     return 0
 
 

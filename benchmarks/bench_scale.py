@@ -2,21 +2,28 @@
 
     python benchmarks/bench_scale.py [--workers 1,2,4,8,14] [--workloads matmul-128,dense-relu-784-128]
                                      [--trials 128] [--repeats 2] [--farm local|ray|both]
-    python benchmarks/bench_scale.py --simulate-cluster 48 [--nodes 4] [--build-secs 2.0] [--trials 480]
+    python benchmarks/bench_scale.py --simulate-cluster 48 [--nodes 4] [--build-secs 2.0] [--search-secs 0.01]
+                                     [--trials 480]
 
 Real mode: for each farm and worker count (up to the machine's cores), a job per workload and repeat: auto space,
 evolutionary search with the XGBoost cost model, real builds and timings of single-thread kernels
 (``-num-cores=1``), a fresh database each time. Before the first job a farm of each size runs a small warm-up
 job (worker start-up and the driver's imports are not part of any figure). Printed per workload and worker
 count: trials/s (median and range over the repeats), the speed-up over one worker (ratio of medians), the
-driver process's whole CPU per trial (search, cost model, database and farm: ``TuneResult.driver_cpu_secs``),
-and the workers' busy fraction (seconds in work items / seconds alive, from the farm's own counters).
+driver process's whole CPU per trial (search, cost model, database and farm, every thread of the process:
+``TuneResult.driver_cpu_secs`` over the whole job, and at steady state: from the end of the first round to the
+last trial, read from the process's CPU clock as the job records each trial), and the workers' busy fraction
+(seconds in work items / seconds alive, from the farm's own counters). Ray farms of every size live at once
+on one private local Ray, each actor reserving an equal share of the host's CPUs.
 
 Simulated cluster (``--simulate-cluster N``): a ``ray.cluster_utils.Cluster`` of ``--nodes`` nodes with N actors
-in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the search work (sampling, mutation,
-replay, postprocessing, features) and the cost model's training run for real on the actors; each measurement
-sleeps ``--build-secs`` (a build and timing on a core of its own) and reports a latency from the program hash.
-It shows whether one driver keeps that many workers busy, and what each trial costs the driver.
+in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the cost model's training runs for real on
+the actors; each measurement sleeps ``--build-secs`` (a build and timing on a core of its own) and reports a
+latency from the program hash; each search request sleeps ``--search-secs`` per program and answers with real
+programs of the task drawn from a pool built before the measured jobs (dozens of actors searching for real
+would need as many cores). The driver's whole side is real: taking search replies, scoring them with the cost
+model, picking, the database, the farm. It shows whether one driver keeps that many workers busy, and what
+each trial costs the driver.
 
 Timings on one host are serialized by the host measurement lock (``TUNEFARM_TIMING_SLOTS``, default 1), so on a
 small machine the real mode also shows where timing becomes the wall.
@@ -47,20 +54,47 @@ from tunefarm.target import Target  # noqa: E402
 logging.getLogger("tunefarm").setLevel(logging.WARNING)  # the task tables of every job would drown the figures
 
 
+ROUND = 32  # trials per round of the jobs; steady state starts after the first
+
+
+class ClockedFarm:
+    """``farm`` as the job sees it, plus the driver's CPU clock read each time the job records a trial."""
+
+    def __init__(self, farm):
+        self.farm = farm
+        self.marks: list[float] = []
+
+    def record_trial(self, result, task: str) -> None:
+        self.marks.append(time.process_time())
+        self.farm.record_trial(result, task)
+
+    def steady_cpu_ms(self) -> float:
+        """Driver CPU per trial from the end of the first round to the last trial."""
+        k = min(ROUND, len(self.marks) // 4)
+        n = len(self.marks) - 1 - k
+        return 1e3 * (self.marks[-1] - self.marks[k]) / n if n > 0 else float("nan")
+
+    def __getattr__(self, name):
+        return getattr(self.farm, name)
+
+
 def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
     """Run one job on ``farm``; its throughput, the driver's CPU per trial and how busy the workers were."""
     with tempfile.TemporaryDirectory() as d:
         busy0, alive0 = farm.stats.busy_secs, farm.stats.worker_secs
-        r = tunefarm.tune(builtin_workload(workload), target=target, max_trials=trials, trials_per_round=32,
-                          database=os.path.join(d, "t.sqlite"), farm=farm, seed=seed, progress=False)
+        clocked = ClockedFarm(farm)
+        r = tunefarm.tune(builtin_workload(workload), target=target, max_trials=trials, trials_per_round=ROUND,
+                          database=os.path.join(d, "t.sqlite"), farm=clocked, seed=seed, progress=False)
         alive = farm.stats.worker_secs - alive0
         return {"tps": r.trials / r.wall_secs, "cpu_ms": 1e3 * r.driver_cpu_secs / max(1, r.trials),
+                "steady_ms": clocked.steady_cpu_ms(),
                 "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"),
                 "best_us": r.best_latency_us, "trials": r.trials, "replayed": r.replayed / max(1, r.trials)}
 
 
-def make_farm(kind: str, n: int, target):
-    options = {} if kind == "local" else {"worker_cpus": 1.0 if n <= (os.cpu_count() or 1) else 0.0}
+def make_farm(kind: str, n: int, target, share: float = 1.0):
+    """A farm of ``n`` workers; a Ray worker reserves ``share`` of a CPU (every size's farm fits at once)."""
+    options = {} if kind == "local" else {"worker_cpus": share}
     return create_farm(kind, num_workers=n, target=target, **options)
 
 
@@ -73,7 +107,13 @@ def real(args) -> None:
           f"{args.repeats} repeat(s); worker counts {sizes}; every size's jobs interleaved with the others'")
     for kind in kinds:
         rows: dict = {(wl, n): [] for wl in args.workloads for n in sizes}
-        farms = {n: make_farm(kind, n, target) for n in sizes}  # all alive at once: idle workers cost nothing
+        share = 1.0
+        if kind == "ray":
+            import ray
+
+            ray.init(address="local", include_dashboard=False, log_to_driver=False)
+            share = min(1.0, int(100 * cores / sum(sizes)) / 100)  # every farm's actors fit on the host's CPUs
+        farms = {n: make_farm(kind, n, target, share) for n in sizes}  # all alive at once: idle workers cost nothing
         try:
             for n, farm in farms.items():
                 one_job(farm, "matmul-32", 16, 0, target)  # warm-up: worker start, imports
@@ -96,7 +136,7 @@ def real(args) -> None:
 def report(kind: str, rows: dict, workloads: list[str], sizes: list[int]) -> None:
     print(f"\n{kind} farm")
     print(f"{'workload':<22} {'workers':>7} {'trials/s (range)':>22} {'speed-up':>9} {'driver ms/trial':>16} "
-          f"{'busy':>6} {'replayed':>9} {'best us':>9}")
+          f"{'steady ms (range)':>18} {'busy':>6} {'replayed':>9} {'best us':>9}")
     for wl in workloads:
         base = statistics.median(x["tps"] for x in rows[(wl, sizes[0])])
         for n in sizes:
@@ -105,6 +145,8 @@ def report(kind: str, rows: dict, workloads: list[str], sizes: list[int]) -> Non
             med = statistics.median(tps)
             print(f"{wl:<22} {n:>7} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} {med / base:>8.2f}x "
                   f"{statistics.median(x['cpu_ms'] for x in m):>16.2f} "
+                  f"{statistics.median(x['steady_ms'] for x in m):>6.2f} "
+                  f"({min(x['steady_ms'] for x in m):.2f}-{max(x['steady_ms'] for x in m):.2f}) "
                   f"{statistics.median(x['busy'] for x in m):>6.2f} "
                   f"{statistics.median(x['replayed'] for x in m):>9.2f} "
                   f"{statistics.median(x['best_us'] for x in m):>9.2f}")
@@ -125,17 +167,19 @@ def simulated(args) -> None:
     try:
         t0 = time.perf_counter()
         farm = SimulatedFarm(create_farm("ray", num_workers=n, target=target, worker_cpus=1.0, start_timeout_s=600),
-                             build_secs=args.build_secs)
+                             build_secs=args.build_secs, search_secs=args.search_secs, pool=max(2000, 4 * args.trials))
         print(f"simulated cluster: {nodes} nodes, {farm.num_workers} actors on {os.cpu_count()} real cores "
               f"(started in {time.perf_counter() - t0:.0f} s); measurement simulated as {args.build_secs:g} s")
         with farm:
-            one_job(farm, "matmul-32", min(2 * n, 64), 0, target)  # warm-up: each actor rebuilds a task once
+            for wl in args.workloads:  # warm-up: each task's program pool, and each actor rebuilds the task once
+                one_job(farm, wl, min(2 * n, 64), 0, target)
             for wl in args.workloads:
                 for r in range(args.repeats):
                     m = one_job(farm, wl, args.trials, 100 + r, target)
                     ideal = n / args.build_secs
                     print(f"{wl}: {m['trials']} trials, {m['tps']:.1f} trials/s (all-measuring ceiling "
-                          f"{ideal:.1f}), workers busy {m['busy']:.2f}, driver {m['cpu_ms']:.2f} ms CPU per trial, "
+                          f"{ideal:.1f}), workers busy {m['busy']:.2f}, driver {m['cpu_ms']:.2f} ms CPU per trial "
+                          f"({m['steady_ms']:.2f} at steady state), "
                           f"{m['replayed']:.0%} of measurements replayed", flush=True)
     finally:
         ray.shutdown()
@@ -152,6 +196,7 @@ def main(argv=None) -> None:
     p.add_argument("--simulate-cluster", type=int, default=0, metavar="N")
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--build-secs", type=float, default=2.0)
+    p.add_argument("--search-secs", type=float, default=0.01, help="simulated search time per program")
     args = p.parse_args(argv)
     if args.simulate_cluster:
         simulated(args)

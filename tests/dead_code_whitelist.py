@@ -25,7 +25,8 @@ _._fallback
 _._ptrs
 
 # farm work-item handlers, named by ``"module:function"`` strings (farm/base.py MEASURE_HANDLER,
-# testing/simulate.py SIMULATE, testing/simulated_job.py SIMULATED_MEASURE, the farm tests' handler names)
+# testing/simulate.py SIMULATE, testing/simulated_job.py SIMULATED_MEASURE and SIMULATED_SEARCH, the farm
+# tests' handler names)
 measure_candidate
 measure_program
 echo
@@ -36,6 +37,8 @@ read_shared
 timed_hold
 compile_count
 lost_reply
+tally
+search_from_pool
 
 # search spaces, named by ``"file:function"`` strings in search_spaces/registry.py
 dense_bias_relu_space

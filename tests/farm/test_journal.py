@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 
-from tunefarm.farm.journal import TrialJournal
+from tunefarm.farm.journal import _KEEP, TrialJournal
 
 
 def test_a_new_incarnation_sees_finished_and_crashed_trials(tmp_path):
@@ -26,13 +26,14 @@ def test_a_new_incarnation_sees_finished_and_crashed_trials(tmp_path):
 def test_the_journal_keeps_a_bounded_tail(tmp_path):
     path = str(tmp_path / "actor.json")
     j = TrialJournal(path)
-    for token in range(200):
+    n = 10 * _KEEP
+    for token in range(n):
         j.started(token)
         j.finished(token, {"status": "ok"}, compiles=token)
     with open(path, encoding="utf-8") as f:
         lines = [json.loads(line) for line in f]
-    assert len(lines) <= 8 * 16 + 1 and lines[-1]["token"] == 199  # compacted now and then
-    assert sorted(TrialJournal(path).snapshot()["done"]) == list(range(184, 200))
+    assert len(lines) <= 8 * _KEEP + 1 and lines[-1]["token"] == n - 1  # compacted now and then
+    assert sorted(TrialJournal(path).snapshot()["done"]) == list(range(n - _KEEP, n))
 
 
 def test_a_damaged_file_recovers_nothing_and_a_failed_write_turns_the_journal_off(tmp_path):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tunefarm.farm.measure_lock import HostMeasureLock
+from tunefarm.farm.measure_lock import HostMeasureLock, default_timing_slots, physical_cores, slots_for
 
 HOLDER = textwrap.dedent("""
     import sys, time
@@ -121,10 +121,28 @@ def test_timing_slots_come_from_the_environment_and_bad_values_are_refused(tmp_p
     with pytest.raises(ValueError, match="TUNEFARM_TIMING_SLOTS.*'many'"):
         HostMeasureLock(str(tmp_path / "x"))
     monkeypatch.delenv("TUNEFARM_TIMING_SLOTS")
-    assert HostMeasureLock(str(tmp_path / "x")).slots == 1
+    assert HostMeasureLock(str(tmp_path / "x")).slots == default_timing_slots()
     with pytest.raises(ValueError, match=">= 1"):
         HostMeasureLock(str(tmp_path / "x"), slots=0)
     from tunefarm.farm import LocalFarm
 
     with pytest.raises(ValueError, match="timing slots"):
         LocalFarm(num_workers=1, timing_slots=0)
+
+
+def _cpuinfo(packages: int, cores: int, threads: int) -> str:
+    out, n = [], 0
+    for p in range(packages):
+        for c in range(cores):
+            for _ in range(threads):
+                out.append(f"processor\t: {n}\nphysical id\t: {p}\ncore id\t\t: {c}\n")
+                n += 1
+    return "\n".join(out)
+
+
+def test_the_default_timing_slots_are_one_per_four_physical_cores_from_eight_cores_on():
+    assert physical_cores(_cpuinfo(1, 16, 2)) == 16  # hyper-threads are not cores
+    assert physical_cores(_cpuinfo(2, 8, 2)) == 16   # core ids repeat per package
+    assert physical_cores("processor : 0\nprocessor : 1\n") == 2  # no topology: logical CPUs
+    assert [slots_for(n) for n in (1, 2, 4, 7, 8, 12, 16, 64)] == [1, 1, 1, 1, 2, 3, 4, 16]
+    assert default_timing_slots() == slots_for(physical_cores())

@@ -128,17 +128,18 @@ def test_prefer_is_honoured_when_the_worker_has_room_and_not_waited_for_when_it_
 
 def test_rooms_say_which_worker_takes_the_next_item_at_once(farm):
     w1, w2 = worker_ids(farm, 2)
-    assert farm.rooms() == {w1: 2, w2: 2}
-    spins = [farm.put(Work(H + "spin", {"secs": 1.0}, prefer=w2)) for _ in range(2)]
-    assert farm.rooms() == {w1: 2}  # w2 holds its two items: a put preferring it would run elsewhere
+    n = farm.inflight_per_worker
+    assert farm.rooms() == {w1: n, w2: n}
+    spins = [farm.put(Work(H + "spin", {"secs": 1.0}, prefer=w2)) for _ in range(n)]
+    assert farm.rooms() == {w1: n}  # w2 holds (or has queued) its items: a put preferring it would run elsewhere
     t = farm.put(Work(H + "echo", "x", prefer=w1))
-    assert farm.rooms() == {w1: 1}
+    assert farm.rooms() == {w1: n - 1}
     got = {}
     while farm.pending:
         for d in farm.poll(60):
             got[d.ticket] = d
     assert got[t].worker == w1 and got[spins[0]].worker == w2  # (the second spin may move to idle w1)
-    assert farm.rooms() == {w1: 2, w2: 2}
+    assert farm.rooms() == {w1: n, w2: n}
 
 
 def test_shared_texts_reach_the_handler_once_per_worker(farm):
@@ -276,3 +277,47 @@ def test_bad_work_is_refused_and_batches_do_not_mix_with_streaming(farm):
     ((i, r),) = list(batch)
     assert i == 0 and r.ok, r.error
     assert farm.pending == 0
+
+
+def _pid_running(farm, ticket: int) -> int | None:
+    """The pid of the worker running ``ticket`` once it has started there (drill tooling: farm internals)."""
+    if hasattr(farm, "_workers"):  # LocalFarm
+        for w in farm._workers:
+            if w.sent and w.sent[0].item.ticket == ticket and w.started is not None:
+                return w.process.pid
+        return None
+    for s in farm._slots:  # RayFarm: its worker id is "host:pid"
+        head = s.head()
+        if s.state == "ready" and head is not None and head.item.ticket == ticket and head.progress_ref is None:
+            return int(s.worker_id.rsplit(":", 1)[1])
+    return None
+
+
+def test_a_frozen_worker_is_killed_long_before_its_items_budget_and_nothing_waits_behind_it(farm):
+    # a search or training item has a budget of minutes; a worker frozen in one (SIGSTOP) must not hold the job
+    # that long: silence is found the same way whatever the item's budget
+    t = farm.put(Work(H + "hang", None, timeout_s=300.0))
+    pid, done = None, {}
+    deadline = time.monotonic() + 60
+    while pid is None:
+        assert time.monotonic() < deadline, "the item never started"
+        for d in farm.poll(0.2):
+            done[d.ticket] = d
+        pid = _pid_running(farm, t)
+    behind = [farm.put(Work(H + "echo", i, timeout_s=30.0)) for i in range(6)]
+    os.kill(pid, signal.SIGSTOP)
+    frozen_at = time.monotonic()
+    try:
+        while farm.pending:
+            for d in farm.poll(120):
+                done[d.ticket] = d
+                if d.ticket == t:
+                    killed_after = time.monotonic() - frozen_at
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)  # (the farm killed it already; never leave a stopped process behind)
+        except ProcessLookupError:
+            pass
+    assert done[t].status is DoneStatus.TIMEOUT and "stopped answering" in done[t].error, done[t].error
+    assert killed_after < 60.0, f"a frozen worker held its item {killed_after:.0f} s"
+    assert all(done[b].status is DoneStatus.OK for b in behind), [done[b].error for b in behind]

@@ -224,10 +224,12 @@ class Farm(abc.ABC):
         self._finished.append(Done(item.ticket, item.work, status, value, error, worker,
                                    host or self._driver_host, busy_secs))
 
-    def _requeue_unblamed(self, item: Item, worker: str = "", host: str = "") -> None:
+    def _requeue_unblamed(self, item: Item, worker: str = "", host: str = "", count: bool = True) -> None:
         """An item its worker never started (the worker died under an earlier one): queued again at the front
-        (``self._queue``, the farm's ``WorkQueue``), unless that keeps happening; never charged busy time."""
-        item.unblamed += 1
+        (``self._queue``, the farm's ``WorkQueue``), unless that keeps happening; never charged busy time.
+        ``count=False`` when another item is known to have ended the process (it is not re-run, so this
+        cannot repeat for ever)."""
+        item.unblamed += count
         if item.unblamed <= UNBLAMED_REQUEUES:
             self._queue.push(item, front=True)
         else:

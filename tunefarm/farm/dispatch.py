@@ -59,6 +59,11 @@ class WorkQueue:
                 return self._remove(item)
         return None
 
+    def preferring(self, worker_id: str) -> int:
+        """How many queued items prefer that worker."""
+        mine = self._preferring.get(worker_id)
+        return len(mine) if mine else 0
+
     def clear(self) -> list[Item]:
         items = list(self._items.values())
         self._items.clear()

@@ -15,7 +15,7 @@ import os
 import tempfile
 import uuid
 
-_KEEP = 16  # entries kept: more than the calls one actor has queued (inflight_per_worker)
+_KEEP = 64  # entries kept: more than the items one actor has queued (inflight_per_worker)
 
 # The one fault-drill hook in the worker runtime: a handler that sets this key in ``WorkerContext.state`` makes
 # the Ray worker exit right after journalling the item's result, before Ray sends the reply (the lost reply the

@@ -8,6 +8,10 @@ on all pipes at once (``select.poll``; a dead worker's pipe reads as end-of-file
 - a worker that dies mid-item turns that item into LOST and is replaced; the others go on. Items it had queued
   but not started are re-run elsewhere without blame (a few times);
 - an item past its budget gets its worker SIGKILLed (hung native code ignores everything else) -> TIMEOUT;
+- a worker that stops answering (frozen by SIGSTOP, swapped out, stuck with the interpreter lock held) is
+  found the same way for every kind of item: a worker says it is alive every second (local_worker.py) from a thread of
+  its own, and one silent for ``SILENCE_S`` while it runs an item is SIGKILLed -> TIMEOUT, its queued items
+  re-run elsewhere (a search item's 300 s budget is no reason to wait 300 s for a frozen process);
 - a worker retires after ``max_compiles`` LLVM builds (llvmlite leaks ~90 KB per optimizer run).
 
 Each worker has up to ``inflight_per_worker`` items: it starts the next one without a round trip and says
@@ -42,6 +46,7 @@ from ..target import as_target
 
 _START_TIMEOUT_S = 120.0
 _MAX_START_FAILURES = 3
+SILENCE_S = 10.0  # a worker running an item that said nothing for this long has stopped: it is killed
 
 
 def _describe_exit(code: int | None) -> str:
@@ -100,6 +105,7 @@ class _Worker:
         self.paused_since: float | None = None
         self.paused_reason: str | None = None
         self.paused_total = 0.0
+        self.heard = time.monotonic()           # its last message
 
     # --- the pipe to the worker
     def send(self, obj=None, raw: str | None = None) -> None:
@@ -148,9 +154,10 @@ class _Worker:
         timeout_s = self.sent[0].item.work.timeout_s
         if self.started is None:  # it should start at once: the worker was idle or just finished one
             return self.head_since + timeout_s
+        silent = self.heard + SILENCE_S
         if self.paused_since is not None:
-            return self.paused_since + pause_limit_s
-        return self.started + self.paused_total + timeout_s
+            return min(silent, self.paused_since + pause_limit_s)
+        return min(silent, self.started + self.paused_total + timeout_s)
 
     # --- the process
     def stop(self) -> None:
@@ -194,7 +201,7 @@ class LocalFarm(Farm):
     - ``pause_limit_s``: longest an item may stay paused (waiting for the lock or its workload's reference);
     - ``inflight_per_worker``: items sent to a worker at once (2: it starts the next without a round trip);
     - ``timing_slots``: timing loops allowed at once on this host (measure_lock.py; default: the workers'
-      ``TUNEFARM_TIMING_SLOTS``, else 1);
+      ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on);
     - ``measure_handler``: the handler the batch API (``submit`` / ``measure``) puts candidates to.
     """
 
@@ -389,6 +396,7 @@ class LocalFarm(Farm):
                 msg = json.loads(w.conn.recv_bytes())
             except (EOFError, OSError):
                 return self._lost(w)
+            w.heard = time.monotonic()
             kind = msg[0]
             if kind == "ready":
                 w.ready, w.worker_id = True, msg[1]
@@ -457,7 +465,9 @@ class LocalFarm(Farm):
     def _timed_out(self, w: _Worker) -> None:
         running = w.sent.popleft()
         timeout_s = running.item.work.timeout_s
-        if w.started is None:
+        if w.started is not None and time.monotonic() - w.heard >= SILENCE_S:
+            text = f"the worker stopped answering for {SILENCE_S:g} s while running the item; worker killed"
+        elif w.started is None:
             text = f"item did not start within its {timeout_s:g} s budget; worker killed"
         elif w.paused_since is not None:
             text = pause_limit_error(w.paused_reason, self.pause_limit_s)

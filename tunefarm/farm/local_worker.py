@@ -4,8 +4,9 @@ Messages are JSON, one per ``send_bytes`` frame. From the parent: ``["run", toke
 (``shared``: texts this worker has not received yet), ``["cancel", token]`` (take back an item that has not
 started) and ``null`` (exit). To the parent: ``["ready", worker id]`` once start-up is done (or
 ``["failed", why]``), ``["start", token]`` when an item starts (its budget clock starts there),
-``["progress", "pause"|"resume", reason]`` around spans not charged to it, ``["cancelled", token]``, and
-``["done", token, status, value, error, busy_secs, compiles]``.
+``["progress", "pause"|"resume", reason]`` around spans not charged to it, ``["cancelled", token]``,
+``["done", token, status, value, error, busy_secs, compiles]``, and ``["alive"]`` every ``HEARTBEAT_S`` from a
+thread of its own (a worker that falls silent while it runs an item has stopped, and is killed).
 
 A reader thread takes messages off the pipe while an item runs, so the parent can queue the next item (no
 round trip between items), take back an item queued behind a slow one, and never blocks on a full pipe. The
@@ -21,10 +22,12 @@ import multiprocessing.connection as mpc
 import os
 import signal
 import threading
+import time
 
 from .worker_runtime import WorkerRuntime
 
 PARENT_GONE = 3  # exit status of a worker whose parent died
+HEARTBEAT_S = 1.0  # how often a worker says it is alive (LocalFarm kills one silent for SILENCE_S mid-item)
 
 
 class _Inbox:
@@ -88,6 +91,15 @@ def _read(conn_in, inbox: _Inbox, runtime: WorkerRuntime) -> None:
     inbox.close()
 
 
+def _heartbeat(send) -> None:
+    while True:
+        time.sleep(HEARTBEAT_S)
+        try:
+            send(["alive"])
+        except OSError:
+            return  # the parent is gone
+
+
 def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, preload: list[str]) -> None:
     lock = threading.Lock()
 
@@ -112,6 +124,7 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
         return
     inbox = _Inbox(send)
     threading.Thread(target=_read, args=(conn_in, inbox, runtime), daemon=True).start()
+    threading.Thread(target=_heartbeat, args=(send,), daemon=True).start()
     send(["ready", runtime.ctx.worker_id])
     while True:
         msg = inbox.start_next()

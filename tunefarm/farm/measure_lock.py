@@ -1,19 +1,29 @@
-"""The per-host measurement lock: at most ``slots`` timing loops run at once on one machine (default: one).
+"""The per-host measurement lock: at most ``slots`` timing loops run at once on one machine (default: one per
+four physical cores on hosts of 8 or more, else one).
 
 Building (replay, lowering, LLVM) runs on every core at once, but two timing loops running side by side share
 caches, memory bandwidth and turbo budget and disturb each other's numbers. Every worker on a host therefore
 takes the lock around its timing loop.
 
 Timing slots: the number of timing loops a host lets run at once is a per-host setting,
-``TUNEFARM_TIMING_SLOTS`` in the environment of the measuring processes (default 1: timings never overlap).
-A farm's ``timing_slots`` argument sets it for its workers. More than one slot only makes sense for
-single-thread kernels on a many-core host whose physical cores do not disturb each other's timings; every
-process measuring on a host must use the same number. Measured on a 2-core VM
-(``benchmarks/bench_label_noise.py``, 48 programs, 3 sessions): two programs' labels ordered alike in 0.91-0.94
-of pairs (matmul 128^3) and 0.959 (dense+ReLU) with another process timing kernels on the other core, against
-0.90-0.93 and 0.960 alone, so a second slot did the labels no harm there. One neighbour on a VM says nothing of
-fourteen sharing a big host's memory bandwidth, so the default stays 1: on such a host, run that benchmark with
-``--timing-neighbour`` and raise the slots while its agreement stays within the range of the sessions alone. Slot 0 is the lock file itself and slot ``k`` the file
+``TUNEFARM_TIMING_SLOTS`` in the environment of the measuring processes; a farm's ``timing_slots`` argument sets
+it for its workers. Every process measuring on a host must use the same number, so the default is decided by
+the host alone (``default_timing_slots``): one slot per four physical cores on a host of 8 or more physical
+cores, else 1. Why, measured with ``benchmarks/bench_label_noise.py --neighbours K`` (programs of one job,
+three shuffled sessions, K other processes timing kernels on other cores meanwhile) on a 16-core Xeon:
+
+    K other timing loops   matmul 128^3: sessions agree / agree with K=0 / slow-down   matmul 512^3: same
+    0                      0.963 / -     / -                                           0.892 / -     / -
+    3                      0.944 / 0.950 / 1.04x                                       0.886 / 0.890 / 0.97x
+    7                      0.924 / 0.938 / 1.25x                                       0.887 / 0.907 / 1.02x
+    13                     0.926 / 0.941 / 1.08x                                       0.918 / 0.899 / 1.47x
+
+Rankings barely move even at 13 neighbours, but absolute times inflate by up to 1.5x from 8 timing loops on;
+four loops (K=3) on 16 cores cost about 4% and keep the labels as consistent as one host's sessions are with
+each other. On a 2-core VM a second loop did no harm either (pairs ordered alike 0.91-0.94 with a neighbour,
+0.90-0.93 alone), but a small host has little to gain and one noisy neighbour less is worth more there, so
+hosts under 8 physical cores keep 1. Re-check a host of your own with the same benchmark.
+Slot 0 is the lock file itself and slot ``k`` the file
 ``<path>.<k>``; with several slots a waiter takes the first free one, and waiters queue on ``<path>.gate`` so
 that only one of them at a time looks for a slot that frees up.
 
@@ -47,9 +57,41 @@ def default_lock_path() -> str:
     return os.environ.get(ENV_VAR) or os.path.join(tempfile.gettempdir(), "tunefarm-measure.lock")
 
 
+def physical_cores(cpuinfo: str | None = None) -> int:
+    """Physical cores of this machine (distinct package and core ids in ``/proc/cpuinfo``; logical CPUs where
+    it says nothing): the machine's, not this process's affinity, so every process on the host agrees."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                cpuinfo = f.read()
+        except OSError:
+            cpuinfo = ""
+    cores, package, logical = set(), "", 0
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "processor":
+            logical += 1
+        elif key == "physical id":
+            package = value.strip()
+        elif key == "core id":
+            cores.add((package, value.strip()))
+    return len(cores) or logical or os.cpu_count() or 1
+
+
+def slots_for(physical: int) -> int:
+    """The default timing slots of a host with ``physical`` cores (see the module doc)."""
+    return physical // 4 if physical >= 8 else 1
+
+
+def default_timing_slots() -> int:
+    return slots_for(physical_cores())
+
+
 def timing_slots(value: int | None = None) -> int:
-    """``value``, else ``$TUNEFARM_TIMING_SLOTS``, else 1: how many timing loops may run at once on this host."""
-    raw = value if value is not None else os.environ.get(SLOTS_ENV_VAR, "1")
+    """``value``, else ``$TUNEFARM_TIMING_SLOTS``, else the host's default: how many timing loops may run at
+    once on this host."""
+    raw = value if value is not None else os.environ.get(SLOTS_ENV_VAR) or default_timing_slots()
     try:
         n = int(raw) if not isinstance(raw, (bool, float)) else -1
     except ValueError:
@@ -75,7 +117,7 @@ def _open_lock_file(path: str) -> int:
 class HostMeasureLock:
     """A crash-safe lock with ``slots`` slots shared by all measuring processes of this host.
 
-    ``slots``: None reads ``$TUNEFARM_TIMING_SLOTS`` (default 1). Use as a context manager around the timing
+    ``slots``: None reads ``$TUNEFARM_TIMING_SLOTS`` (default: ``default_timing_slots()``). Use as a context manager around the timing
     loop. ``acquire`` returns the seconds spent waiting.
     """
 

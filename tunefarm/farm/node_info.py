@@ -51,16 +51,25 @@ def _probe(node_id: str, num_cpus: float, ip: str) -> dict:
     return local_node_info(node_id, num_cpus, ip).to_dict()
 
 
-def probe_nodes(nodes: list[dict], timeout_s: float = 120.0) -> list[NodeInfo]:
-    """Ask each Ray node (entries of ``ray.nodes()``) for its ``NodeInfo``; unreachable nodes are skipped.
+_PROBE = []
 
-    The probe reserves no CPU (``num_cpus=0``): measurement actors may already hold every CPU, and a task
-    waiting for a CPU they hold would wait forever.
-    """
+
+def probe_task():
+    """The probe as a Ray task (made once per process). It reserves no CPU (``num_cpus=0``): measurement
+    actors may already hold every CPU, and a task waiting for a CPU they hold would wait forever."""
+    import ray
+
+    if not _PROBE:
+        _PROBE.append(ray.remote(num_cpus=0, max_retries=0)(_probe))
+    return _PROBE[0]
+
+
+def probe_nodes(nodes: list[dict], timeout_s: float = 120.0) -> list[NodeInfo]:
+    """Ask each Ray node (entries of ``ray.nodes()``) for its ``NodeInfo``; unreachable nodes are skipped."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    probe = ray.remote(num_cpus=0, max_retries=0)(_probe)
+    probe = probe_task()
     refs = {}
     for n in nodes:
         strategy = NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)

@@ -1,21 +1,27 @@
 """RayFarm: run work items on long-lived Ray actors, one per CPU of every node with the job's CPU.
 
-The driver keeps a bounded number of items in flight per worker (``inflight_per_worker``: the driver never
-floods the cluster, a worker starts its next item without a round trip, and an item's clock starts close to
-when it really starts) and streams outcomes back with ``ray.wait``. Faults, and what the driver does about
-them (ray_faults.py):
+The driver keeps a bounded number of items on each worker (``inflight_per_worker``), sent in batches of several
+items per actor call, two calls per actor: an actor call costs the driver far more CPU than an item's own
+bookkeeping, and with a second batch queued a worker starts its next item without a round trip. Replies come
+back a batch at a time through ``ray.wait``; the refs waited on are kept in dicts, the budget timers in a heap
+and the workers with room in a set, so what the driver does per wake-up grows with what happened, not with
+the size of the cluster. Faults, and what the driver does about them (ray_faults.py):
 
 - a worker dies mid-item (segfault in JIT code, SIGKILL, OOM): Ray restarts the actor (``max_restarts``); the
   call has ``max_task_retries=0`` so a crasher runs once; the driver pings the restarted actor, which returns
-  its journal (journal.py): the item that was running when the process died is LOST, an item that finished but
-  whose reply died with the process gets its journalled outcome, and calls that never started are re-queued
+  its journal (journal.py): the item that was running when the process died is LOST, items that finished but
+  whose reply died with the process get their journalled outcome, and items that never started are re-queued
   without blame (a few times);
 - an item over budget: the driver asks the actor's ``progress`` (time spent waiting for the host measurement
-  lock or the workload's reference is not charged), and if it is really over, ``ray.kill``s the actor (plain
-  ``ray.cancel`` cannot stop hung native code) and records TIMEOUT; Ray restarts it;
+  lock or the workload's reference is not charged; the answer also says which item of a batch runs), and if
+  it is really over, ``ray.kill``s the actor (plain ``ray.cancel`` cannot stop hung native code) and records
+  TIMEOUT; Ray restarts it;
 - a node disappears: the ping fails (the actor is pinned to its node and cannot come back); the node's
   in-flight items are re-queued once (``requeue_limit``), its workers dropped. Every item ends in exactly one
   ``Done``;
+- the cluster changes under a running job (ray_nodes.py): a node that joins gets workers within seconds; a
+  node drained for preemption or scale-down gets no new item, hands back what it has not started, and items
+  lost with a preempted node are re-queued without counting against ``requeue_limit``;
 - a worker that has compiled ``max_compiles`` programs is replaced by a fresh actor (llvmlite leaks memory).
 
 Shared texts (``Work.shared``) go to the object store once per farm; a worker is sent a text's reference with
@@ -36,15 +42,18 @@ from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .metrics import FarmMetrics
 from .node_info import probe_nodes
-from .ray_faults import Call, Slot, SlotFaults
+from .ray_faults import SlotFaults
+from .ray_nodes import NodeWatch
+from .ray_slots import Batch, Call, Slot, SlotBook
 from ..runtime.measure_result import MeasureResult
 from .work import DoneStatus
 from ..target import Target, as_target
 
-_TOP_UP_EVERY_S = 10.0  # how often a farm short of workers (a node left) looks for CPUs to replace them
+_CALLS_PER_WORKER = 2  # actor calls in flight per worker: the next batch is there when one returns
+_GAUGES_EVERY_S = 1.0
 
 
-class RayFarm(SlotFaults, Farm):
+class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     """Run work items (and measure candidates) on a Ray cluster.
 
     - ``address``: None starts a private local Ray for this job (``ray.init(address="local")``, never
@@ -54,18 +63,20 @@ class RayFarm(SlotFaults, Farm):
     - ``target``: the CPU to measure on (a Target or string; default: the CPU with the most cores);
     - ``worker_cpus``: CPUs each actor reserves (1: actors hold their CPUs for the farm's lifetime, so plain
       Ray tasks that need a CPU wait until ``close``; use a fraction to leave room);
-    - ``max_compiles``: LLVM builds before a worker is replaced; ``inflight_per_worker``: calls queued per actor
-      (2: a worker starts its next item without a round trip to the driver; the journal settles which of two
-      failed calls crashed the actor);
-    - ``requeue_limit``: how many times an item lost with its node is re-run elsewhere;
+    - ``max_compiles``: LLVM builds before a worker is replaced; ``inflight_per_worker``: items queued per
+      actor, sent in two batches (8: batches of 4; 2: one item per call; the journal settles which item of
+      failed batches crashed the actor);
+    - ``requeue_limit``: how many times an item lost with its node is re-run elsewhere (a node drained for
+      preemption does not count);
     - ``timing_slots``: timing loops allowed at once per host (measure_lock.py; default: the workers'
-      ``TUNEFARM_TIMING_SLOTS``, else 1); ``measure_handler``: the handler ``submit`` / ``measure`` put
+      ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on);
+      ``measure_handler``: the handler ``submit`` / ``measure`` put
       candidates to; ``metrics``: record ray.util.metrics;
     - ``resource_wait_s``: how long to wait for CPUs to become free before refusing to start.
     """
 
     def __init__(self, address: str | None = None, num_workers: int | None = None, target=None, *,
-                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 2,
+                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 8,
                  requeue_limit: int = 1, lock_path: str | None = None, pause_limit_s: float = 300.0,
                  progress_timeout_s: float = 10.0, start_timeout_s: float = 180.0, resource_wait_s: float = 15.0,
                  node_resource: str = "measure_slot", metrics: bool = True, ray_init_kwargs: dict | None = None,
@@ -99,15 +110,27 @@ class RayFarm(SlotFaults, Farm):
         self.start_timeout_s = start_timeout_s
         self.resource_wait_s = resource_wait_s
         self.node_resource = node_resource
+        self._batch_size = -(-inflight_per_worker // _CALLS_PER_WORKER)
+        self._calls_per_worker = _CALLS_PER_WORKER
         self._slots: list[Slot] = []
+        self._pruned = True                     # no dead slot left in _slots to drop
+        self._counts: collections.Counter = collections.Counter()  # slots per state
+        self._open: dict[Slot, None] = {}       # ready slots that take a batch now (an ordered set)
+        self._idle: dict[Slot, None] = {}       # open slots with nothing to run
+        self._by_worker: dict[str, Slot] = {}
+        self._retiring: dict[Slot, None] = {}
         self._want: int | None = None
         self._token = 0
         self._dead_nodes: set[str] = set()
         self._queue = WorkQueue()
-        self._by_ref: dict = {}                 # call ref -> (slot, call)
+        self._by_ref: dict = {}                 # batch ref -> (slot, batch)
+        self._probes: dict = {}                 # other refs waited on -> (kind, slot, call)
+        self._timers: list = []                 # heap of (due time, seq, slot); see _arm
+        self._seq = 0
         self._shared_refs: dict[str, object] = {}
-        self._last_top_up = time.monotonic()
         self._cpu_in_metrics = 0.0
+        self._gauges_at = 0.0
+        self._init_node_watch()
         self._metrics = None
         if metrics:
             self._metrics = FarmMetrics()
@@ -126,6 +149,7 @@ class RayFarm(SlotFaults, Farm):
     # ------------------------------------------------------------------ nodes and workers
     def _setup(self, target) -> None:
         nodes = self._candidate_nodes()
+        self._asked_nodes.update(n["NodeID"] for n in nodes)
         infos = probe_nodes(nodes, self.start_timeout_s)
         if not infos:
             raise FarmError("no Ray node answered the node-info probe")
@@ -146,9 +170,7 @@ class RayFarm(SlotFaults, Farm):
         self._wait_ready()
 
     def _candidate_nodes(self) -> list[dict]:
-        alive = [n for n in self._ray.nodes() if n.get("Alive")]
-        marked = [n for n in alive if n.get("Resources", {}).get(self.node_resource, 0) > 0]
-        return marked or alive
+        return self._matching_resource([n for n in self._ray.nodes() if n.get("Alive")])
 
     def _free_slots(self) -> dict[str, int]:
         """New workers each live matching node can take now: its free CPUs / worker_cpus.
@@ -166,7 +188,7 @@ class RayFarm(SlotFaults, Farm):
         mine = collections.Counter(s.node_id for s in self._slots if s.state != "dead")
         free = {}
         for info in self.nodes:
-            if info.node_id in self._dead_nodes:
+            if info.node_id in self._dead_nodes or info.node_id in self._draining_nodes:
                 continue
             if self.worker_cpus <= 0:  # no reservation: one per CPU by default, any number when asked for
                 free[info.node_id] = (10 ** 6 if self.num_requested is not None
@@ -189,7 +211,7 @@ class RayFarm(SlotFaults, Farm):
             free = self._free_slots()
             live = sum(1 for s in self._slots if s.state != "dead")
             if self._want is None:
-                self._want = self.num_requested if self.num_requested is not None else sum(free.values())
+                self._want = self.num_requested if self.num_requested is not None else live + sum(free.values())
             if live + sum(free.values()) >= self._want and self._want > 0:
                 break
             if time.monotonic() >= deadline:
@@ -221,11 +243,11 @@ class RayFarm(SlotFaults, Farm):
         actor = FarmWorker.options(
             num_cpus=self.worker_cpus, max_restarts=-1, max_task_retries=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-        ).remote(self.lock_path, self.timing_slots, [self.measure_handler])
+        ).remote(self.lock_path, self.timing_slots, [self.measure_handler], self.max_compiles)
         slot = Slot(actor, node_id, info.hostname)
-        slot.ready_ref = actor.info.remote()
-        slot.ready_deadline = time.monotonic() + self.start_timeout_s
+        self._counts["starting"] += 1
         self._slots.append(slot)
+        self._ask_ready(slot)
         self.stats.workers_started += 1
         return slot
 
@@ -249,7 +271,7 @@ class RayFarm(SlotFaults, Farm):
             errors = sorted({s.error.strip().splitlines()[-1] for s in self._slots if s.error.strip()})
             raise FarmError("no measurement worker started on the matching nodes"
                             + (f": {'; '.join(errors)[:1000]}" if errors else ""))
-        self._update_gauges(0)
+        self._update_gauges(force=True)
 
     @property
     def target(self):
@@ -257,11 +279,12 @@ class RayFarm(SlotFaults, Farm):
 
     @property
     def num_workers(self) -> int:
-        return sum(1 for s in self._slots if s.state in ("ready", "probing"))
+        return self._counts["ready"] + self._counts["probing"]
 
     @property
     def capacity(self) -> int:
-        return sum(1 for s in self._slots if s.state != "dead") * self.inflight_per_worker
+        live = self._counts["ready"] + self._counts["probing"] + self._counts["starting"]
+        return live * self.inflight_per_worker
 
     def wait_ready(self, timeout_s: float = 60.0) -> int:
         """While nothing is pending: wait until workers restarting after a crash or timeout answer again.
@@ -287,149 +310,174 @@ class RayFarm(SlotFaults, Farm):
         self._shared_refs[key] = self._ray.put(text)
 
     def _enqueue(self, item: Item) -> None:
+        """Queue the item; an idle worker gets it at once, busy ones get their next batch on the next poll
+        (a job puts several items between polls: they go out together)."""
         self._queue.push(item)
-        self._dispatch()
+        if self._idle:
+            slot = self._by_worker.get(item.prefer) if item.prefer is not None else None
+            if slot not in self._idle:
+                slot = next(iter(self._idle))
+            got = self._queue.take(slot.worker_id, self._has_room)
+            if got is not None:
+                self._send(slot, [got])
+
+    def _has_room(self, worker_id: str) -> bool:
+        s = self._by_worker.get(worker_id)
+        return s is not None and s in self._open
 
     def rooms(self) -> dict[str, int]:
-        n = self.inflight_per_worker
-        return {s.worker_id: n - len(s.calls) for s in self._slots
-                if s.state == "ready" and not s.retire and len(s.calls) < n}
+        out = {}
+        for s in self._open:
+            room = self.inflight_per_worker - len(s.calls) - self._queue.preferring(s.worker_id)
+            if room > 0:
+                out[s.worker_id] = room
+        return out
 
     def _dispatch(self) -> None:
-        """Fill the least loaded ready workers first (an item's clock starts when it reaches a slot's head)."""
-        if not len(self._queue):
-            return
-        open_slots = [s for s in self._slots if s.state == "ready" and not s.retire]
-        if all(len(s.calls) >= self.inflight_per_worker for s in open_slots):
-            return  # (what most puts of a long stream find)
-        by_id = {}
-        for s in open_slots:
-            by_id.setdefault(s.worker_id, s)
+        """Give the open slots a batch each, the queue shared out evenly; again while both last. (The work is
+        bounded by the items sent: it stops when the queue is empty.)"""
+        while len(self._queue) and self._open:
+            share = -(-len(self._queue) // len(self._open))
+            sent = False
+            for s in list(self._open):
+                room = min(self._batch_size, self.inflight_per_worker - len(s.calls), share)
+                items = []
+                while len(items) < room:
+                    item = self._queue.take(s.worker_id, self._has_room)
+                    if item is None:
+                        break
+                    items.append(item)
+                if items:
+                    self._send(s, items)
+                    sent = True
+                if not len(self._queue):
+                    break
+            if not sent:
+                break
+        in_flight = len(self._items) - len(self._queue) - len(self._finished)
+        self.stats.max_in_flight = max(self.stats.max_in_flight, in_flight)
 
-        def has_room(worker_id: str) -> bool:
-            s = by_id.get(worker_id)
-            return s is not None and len(s.calls) < self.inflight_per_worker
-
-        for depth in range(self.inflight_per_worker):
-            for s in open_slots:
-                if len(self._queue) and len(s.calls) == depth:
-                    item = self._queue.take(s.worker_id, has_room)
-                    if item is not None:
-                        self._send(s, item)
-        self.stats.max_in_flight = max(self.stats.max_in_flight, len(self._by_ref))
-
-    def _send(self, slot: Slot, item: Item) -> None:
-        self._token += 1
-        keys = list(item.work.shared or ())
-        # references only for texts this incarnation was not sent yet: a reference nested in an argument costs
-        # the driver a pickling per call, a list of keys does not
-        refs = {k: self._shared_refs[k] for k in keys if k not in slot.shared_sent}
-        slot.shared_sent.update(refs)
-        ref = slot.actor.run.remote((self._token, item.work.handler, item.payload_text, keys, refs))
-        call = Call(item, self._token, ref, item.work.timeout_s)
-        if not slot.calls:
-            call.started = time.monotonic()
-            call.deadline = call.started + call.timeout_s
-        slot.calls.append(call)
-        self._by_ref[ref] = (slot, call)
+    def _send(self, slot: Slot, items: list[Item]) -> None:
+        batch = Batch(None, [])
+        wire = []
+        for item in items:
+            self._token += 1
+            keys = list(item.work.shared or ())
+            # references only for texts this incarnation was not sent yet: a reference nested in an argument
+            # costs the driver a pickling per call, a list of keys does not
+            refs = {k: self._shared_refs[k] for k in keys if k not in slot.shared_sent}
+            slot.shared_sent.update(refs)
+            wire.append((self._token, item.work.handler, item.payload_text, keys, refs))
+            batch.calls.append(Call(item, self._token, batch, item.work.timeout_s))
+        batch.ref = slot.actor.run.remote(wire)
+        idle = slot.head() is None
+        slot.calls.extend(batch.calls)
+        slot.batches += 1
+        if idle:
+            slot.restart_head_clock()
+            self._arm(slot)
+        self._by_ref[batch.ref] = (slot, batch)
+        self._refresh(slot)
 
     # ------------------------------------------------------------------ the event loop
     def _drive(self, timeout_s: float | None) -> None:
+        """Wait for replies, pings and timers; the work per wake-up grows with what happened, not with the
+        number of workers (the refs waited on are kept in dicts, the timers in a heap)."""
         end = None if timeout_s is None else time.monotonic() + timeout_s
-        self._top_up()
+        self._watch_nodes()
         self._dispatch()
         while True:
-            refs = list(self._by_ref)
-            refs += [s.ready_ref for s in self._slots if s.ready_ref is not None]
-            refs += [c.progress_ref for s in self._slots for c in s.calls if c.progress_ref is not None]
-            if not refs:
+            if not self._by_ref and not self._probes:
                 self._no_workers_left()
-                if not self._finished and not any(s.ready_ref is not None for s in self._slots):
+                if not self._finished and not self._probes:
                     raise FarmError(f"internal error: {len(self._items)} items neither queued, in flight nor "
                                     "finished")
             else:
                 until = self._next_deadline() if end is None else min(end, self._next_deadline())
-                ready, rest = self._ray.wait(refs, num_returns=1, timeout=max(0.0, until - time.monotonic()))
-                if ready and rest:
-                    more, _ = self._ray.wait(rest, num_returns=len(rest), timeout=0)
-                    ready += more
+                until = min(until, self._next_watch)
+                refs = [*self._by_ref, *self._probes, *self._node_probes]
+                ready, _ = self._ray.wait(refs, num_returns=1, timeout=max(0.0, until - time.monotonic()))
+                if ready and len(refs) > 1:
+                    ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
                 for ref in ready:
                     self._handle_ready(ref)
                 self._check_deadlines()
                 self._replace_retired()
+                self._watch_nodes()
             self._dispatch()
             if self._finished or (end is not None and time.monotonic() >= end):
                 break
-        self._update_gauges(len(self._by_ref))
-
-    def _top_up(self) -> None:
-        """Workers lost with their node: now and then, start new ones where CPUs are free."""
-        if self._slots_needed() and time.monotonic() - self._last_top_up >= _TOP_UP_EVERY_S:
-            self._last_top_up = time.monotonic()
-            self._spawn_workers(required=False, wait_s=0.0)
-
-    def _slots_needed(self) -> bool:
-        return sum(1 for s in self._slots if s.state != "dead") < (self._want or 0)
-
-    def _next_deadline(self) -> float:
-        times = [time.monotonic() + 60.0]
-        for s in self._slots:
-            if s.ready_ref is not None and s.state == "starting":
-                times.append(s.ready_deadline)
-            if s.calls and s.state == "ready":
-                head = s.calls[0]
-                times.append(head.progress_deadline if head.progress_ref is not None else head.deadline)
-        return min(times)
+        self._update_gauges()
 
     def _handle_ready(self, ref) -> None:
         entry = self._by_ref.pop(ref, None)
         if entry is not None:
-            return self._call_returned(*entry)
-        for s in self._slots:
-            if s.ready_ref is not None and s.ready_ref == ref:
-                return self._slot_answered(s, ref)
-            for c in s.calls:
-                if c.progress_ref is not None and c.progress_ref == ref:
-                    return self._progress_answered(s, c, ref)
+            slot = entry[0]
+            self._batch_returned(*entry)
+        elif ref in self._node_probes:
+            return self._node_probed(ref)
+        else:
+            kind, slot, call = self._probes.pop(ref, (None, None, None))
+            if kind == "ready" and slot.ready_ref is ref:
+                self._slot_answered(slot, ref)
+            elif kind == "progress" and call.progress_ref is ref and call in slot.calls:
+                self._progress_answered(slot, call, ref)
+            else:
+                return  # superseded (answered elsewhere, or the slot was given up), or a hand-back's receipt
+        self._arm(slot)
 
-    def _call_returned(self, slot: Slot, call: Call) -> None:
+    def _batch_returned(self, slot: Slot, batch: Batch) -> None:
+        slot.batches -= 1
         try:
-            token, out, compiles = self._ray.get(call.ref)
+            outs = self._ray.get(batch.ref)
         except self._task_error as e:  # an exception escaped the worker's runtime: the actor lives
-            self._remove_call(slot, call)
-            return self._finish(call.item, DoneStatus.ERROR, error=f"{type(e).__name__}: {e}",
-                                worker=slot.worker_id, host=slot.host)
-        except self._worker_errors:
-            return self._call_failed(slot, call)
-        self._remove_call(slot, call)
-        slot.worker_id = out["worker"]  # the process that answered (a restart Ray did on its own changes it)
-        if out["status"] == "resend":  # the actor restarted and lost shared texts it was sent: send them again
-            slot.shared_sent.clear()
-            self._queue.push(call.item, front=True)
+            for call in batch.calls:
+                self._remove_call(slot, call)
+                self._finish(call.item, DoneStatus.ERROR, error=f"{type(e).__name__}: {e}",
+                             worker=slot.worker_id, host=slot.host)
             return
-        self._finish_call(slot, call, out)
+        except self._worker_errors:
+            self._refresh(slot)
+            return self._batch_failed(slot, batch)
+        compiles = 0
+        for call, (token, out, compiles) in zip(batch.calls, outs):
+            self._remove_call(slot, call)
+            self._set_worker_id(slot, out["worker"])  # the process that answered (Ray may have restarted it)
+            if out["status"] == "resend":  # the actor restarted and lost shared texts: send them again
+                slot.shared_sent.clear()
+                self._queue.push(call.item, front=True)
+            elif out["status"] == "unrun":  # its node is being drained, or it retires: the item never started
+                call.item.prefer = None
+                self._queue.push(call.item, front=True)
+            else:
+                self._finish_call(slot, call, out)
         if compiles >= self.max_compiles:
-            slot.retire = True
+            self._retire(slot)
+        if slot.draining and not slot.calls:
+            self._kill_slot(slot)  # its node can go: nothing of ours runs there
 
     def _replace_retired(self) -> None:
-        for s in list(self._slots):
-            if s.retire and not s.calls and s.state == "ready":
+        for s in list(self._retiring):
+            if s.state == "dead":
+                del self._retiring[s]
+            elif not s.calls and s.state == "ready":
+                del self._retiring[s]
                 self._kill_slot(s)
-                self._slots.remove(s)
                 self.stats.workers_recycled += 1
-                if s.node_id not in self._dead_nodes:
+                if s.node_id not in self._dead_nodes and not s.draining:
                     self._new_slot(s.node_id)
-        self._slots = [s for s in self._slots if s.state != "dead" or s.calls or s.lost]
+        if not self._pruned:
+            self._slots = [s for s in self._slots if s.state != "dead" or s.calls or s.lost]
+            self._pruned = True
 
     def _no_workers_left(self) -> None:
         """Nothing in flight and nothing able to run: try new nodes once, else fail what is queued."""
         if not len(self._queue):
             return
         self._replace_retired()
-        if not any(s.state != "dead" for s in self._slots):
+        if not self._counts["ready"] + self._counts["starting"] + self._counts["probing"]:
             try:
-                infos_alive = {n["NodeID"] for n in self._candidate_nodes()}
-                self.nodes = [i for i in self.nodes if i.node_id in infos_alive]
+                self._want = None
                 self._spawn_workers(required=False, wait_s=0.0)
             except FarmError:
                 pass
@@ -442,8 +490,11 @@ class RayFarm(SlotFaults, Farm):
         if self._metrics is not None:
             self._metrics.trial(result, task)
 
-    def _update_gauges(self, in_flight: int) -> None:
-        if self._metrics is not None:
+    def _update_gauges(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self._metrics is not None and (force or now - self._gauges_at >= _GAUGES_EVERY_S):
+            self._gauges_at = now
+            in_flight = len(self._items) - len(self._queue) - len(self._finished)
             self._metrics.gauge("tunefarm_candidates_in_flight", in_flight)
             self._metrics.gauge("tunefarm_live_workers", self.num_workers)
             self._metrics.driver_cpu(self.stats.driver_cpu_secs - self._cpu_in_metrics)
@@ -458,12 +509,13 @@ class RayFarm(SlotFaults, Farm):
             if s.calls and s.state != "dead":
                 self._ray.kill(s.actor, no_restart=False)
                 self._set_state(s, "probing")
-                s.ready_ref = s.actor.info.remote()
-                s.ready_deadline = time.monotonic() + self.start_timeout_s
+                self._ask_ready(s)
             s.calls.clear()
             s.lost.clear()
+            s.batches = 0
+            self._refresh(s)
         self._by_ref = {}
-        self._update_gauges(0)
+        self._update_gauges(force=True)
 
     def close(self) -> None:
         if self._closed:

@@ -2,9 +2,12 @@
 
 One actor class serves every handler. A long-lived actor per CPU keeps its handlers' per-process caches
 (``WorkerContext.state``: parsed workloads, references, compiled programs) and the shared texts it fetched.
-Items run one at a time in the actor's default concurrency group; a separate ``control`` group answers
-``progress`` while an item runs (JIT code called through ctypes releases the GIL), which is how the driver
-tells a slow item that waits for the host measurement lock from a hung one. Every item is journalled
+The driver sends items in batches (one actor call runs several items in turn and returns their outcomes
+together: an actor call costs the driver far more CPU than an item's bookkeeping). Items run one at a time in
+the actor's default concurrency group; a separate ``control`` group answers ``progress`` while an item runs
+(JIT code called through ctypes releases the GIL), which is how the driver tells a slow item that waits for the
+host measurement lock from a hung one, and which item of a batch is running; ``hand_back`` (its node is
+being drained) makes the items of its batches that have not started come back unrun. Every item is journalled
 (journal.py) so that the actor's next incarnation can tell the driver what its dead process did.
 """
 from __future__ import annotations
@@ -20,10 +23,12 @@ from .worker_runtime import WorkerRuntime
 
 @ray.remote(concurrency_groups={"control": 1})
 class FarmWorker:
-    def __init__(self, lock_path: str | None, timing_slots: int | None, preload: list[str]):
+    def __init__(self, lock_path: str | None, timing_slots: int | None, preload: list[str], max_compiles: int):
         self._runtime = WorkerRuntime(lock_path, timing_slots, preload)
+        self._max_compiles = max_compiles
         ctx = ray.get_runtime_context()
         self._journal = TrialJournal(os.path.join(journal_dir(), f"{ctx.get_actor_id()}.json"))
+        self._handing_back = False
 
     def info(self) -> dict:
         """Where this actor runs and its journal (the driver's readiness check and its ping after a crash)."""
@@ -31,18 +36,23 @@ class FarmWorker:
         return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(), "host": ctx.host,
                 "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot()}
 
-    def run(self, call: tuple) -> tuple:
-        """Run one item ``call = (token, handler, payload JSON, shared keys, shared references)``; returns
-        ``(token, outcome dict, compiles so far)``. (One argument: Ray serializes each argument on its own, and
-        the driver pays for that on every call.)
+    def run(self, batch: list) -> list:
+        """Run the items of ``batch`` in turn, each ``(token, handler, payload JSON, shared keys, shared
+        references)``; returns ``[(token, outcome dict, compiles so far), ...]`` in the same order. (One
+        argument: Ray serializes each argument on its own, and the driver pays for that on every call.)
 
         ``shared keys``: the shared texts the item uses; ``shared references``: object references of those the
         driver has not sent to this incarnation yet (fetched once). A text this process lacks and was not sent
         (the actor restarted since) makes the outcome ``resend``: the driver sends the item again, with
-        references.
+        references. After ``hand_back``, or once the worker has compiled ``max_compiles`` programs (the driver
+        replaces it), the items not started yet come back as ``unrun``.
         """
-        token, handler, payload_text, shared_keys, shared_refs = call
+        return [self._run_one(*call) for call in batch]
+
+    def _run_one(self, token: int, handler: str, payload_text: str, shared_keys: list, shared_refs: dict) -> tuple:
         rt = self._runtime
+        if self._handing_back or rt.ctx.compiles >= self._max_compiles:  # (a retiring worker starts no more)
+            return token, {"status": "unrun", "worker": rt.ctx.worker_id}, rt.ctx.compiles
         if any(k not in rt.ctx.shared and k not in shared_refs for k in shared_keys):
             return token, {"status": "resend", "worker": rt.ctx.worker_id}, rt.ctx.compiles
         self._journal.started(token)
@@ -58,3 +68,9 @@ class FarmWorker:
     @ray.method(concurrency_group="control")
     def progress(self) -> dict:
         return self._runtime.clock.snapshot()
+
+    @ray.method(concurrency_group="control")
+    def hand_back(self) -> bool:
+        """Start no further item: its node is going away (drained for preemption or scale-down)."""
+        self._handing_back = True
+        return True

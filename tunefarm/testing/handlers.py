@@ -96,3 +96,13 @@ def lost_reply(payload, ctx: WorkerContext) -> dict:
     """Return normally, then (on a Ray worker) exit after the result is journalled, before the reply is sent."""
     ctx.state[DRILL_EXIT_AFTER_JOURNAL] = True
     return {"payload": payload, **_where(ctx)}
+
+
+def tally(payload: dict, ctx: WorkerContext) -> dict:
+    """Append ``payload["tag"]`` to the file ``payload["path"]`` when it starts (a test counts how often each
+    item ran), sleep ``payload["secs"]``; returns when it started and where."""
+    start = time.monotonic()
+    with open(payload["path"], "a", encoding="utf-8") as f:
+        f.write(f"{payload['tag']}\n")
+    time.sleep(float(payload["secs"]))
+    return {"start": start, **_where(ctx)}

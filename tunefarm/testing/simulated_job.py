@@ -7,19 +7,29 @@ leaves the machine's cores to the search) and reports a latency derived from the
 capacity questions a small machine cannot answer for real: can one driver keep hundreds of workers busy, and
 how much of its CPU does each trial cost (benchmarks/bench_scale.py).
 
+With ``search_secs`` set, search is simulated too (dozens of actors searching for real need as many cores):
+the first search request of a task builds a pool of ``pool`` real programs of it (real sampling,
+postprocessing and features, once, in this process), and every request is then answered on a worker by
+sleeping ``search_secs`` per program and returning programs drawn from the pool. The driver's side of the
+search (taking replies, scoring with the cost model, picking) stays real.
+
 The simulated latency honours the early stop like the real measurer: a program slower than
 ``stop_above_s`` gets two timings instead of ``repeat``.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 import time
 
 from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..farm.work import Work, WorkerContext
 
 JOB_MEASURE = "tunefarm.tuning.handlers:measure"
+JOB_SEARCH = "tunefarm.tuning.handlers:search"
 SIMULATED_MEASURE = "tunefarm.testing.simulated_job:measure_program"
+SIMULATED_SEARCH = "tunefarm.testing.simulated_job:search_from_pool"
 
 
 def simulated_latency(program_hash: str, run_secs: float) -> float:
@@ -42,17 +52,57 @@ def measure_program(payload: dict, ctx: WorkerContext) -> dict:
     return {"result": result.to_dict(), "replayed": False}
 
 
-class SimulatedFarm:
-    """A farm (see module doc); everything but the job's measurements goes to ``farm`` unchanged."""
+def search_from_pool(payload: dict, ctx: WorkerContext) -> dict:
+    """The search handler, simulated (see module doc): as many programs as the request asks for, drawn from
+    the task's pool, after ``search_secs`` per program."""
+    request = payload["request"]
+    pools = ctx.state.setdefault("tunefarm.testing.pools", {})
+    pool = pools.get(payload["task"])
+    if pool is None:
+        pool = pools[payload["task"]] = json.loads(ctx.shared[f"simulated-pool:{payload['task']}"])
+    n = int(request.get("fresh", 0)) + sum(int(c) for key in ("mutate", "local") for _, c in request.get(key, ()))
+    time.sleep(float(payload["search_secs"]) * n)
+    rng = random.Random(f"{request.get('seed', 0)}:{ctx.worker_id}")
+    rows = rng.sample(pool, min(n, len(pool)))
+    return {"programs": rows, "evaluated": [None] * len(request.get("designs", ())), "valid": len(rows),
+            "invalid": 0, "reasons": {}}
 
-    def __init__(self, farm, build_secs: float = 0.2, run_secs: float = 1e-4):
+
+def program_pool(task_text: str, workload_text: str, n: int) -> list:
+    """``n`` real programs of a task (its spec and workload texts), as a search reply lists them."""
+    from ..search.generate import TaskCache, generate  # (the search stack: loaded only to build a pool)
+
+    cache = TaskCache.from_spec(json.loads(task_text), workload_text)
+    return generate(cache, {"fresh": n, "seed": 1})["programs"]
+
+
+class SimulatedFarm:
+    """A farm (see module doc); everything but the job's measurements (and, with ``search_secs``, its search)
+    goes to ``farm`` unchanged."""
+
+    def __init__(self, farm, build_secs: float = 0.2, run_secs: float = 1e-4, search_secs: float | None = None,
+                 pool: int = 2000):
         self.farm = farm
         self.simulate = {"build_secs": float(build_secs), "run_secs": float(run_secs)}
+        self.search_secs = search_secs
+        self.pool = pool
+        self._pools: dict[str, str] = {}  # task digest -> its pool's JSON text
 
     def put(self, work: Work) -> int:
         if work.handler == JOB_MEASURE:
             work.handler = SIMULATED_MEASURE
             work.payload = dict(work.payload, simulate=self.simulate)
+        elif work.handler == JOB_SEARCH and self.search_secs is not None:
+            digest = work.payload["task"]
+            text = self._pools.get(digest)
+            if text is None:
+                spec_text = work.shared[f"task:{digest}"]
+                key = json.loads(spec_text)["key"]
+                rows = program_pool(spec_text, work.shared[f"workload:{key}"], self.pool)
+                text = self._pools[digest] = json.dumps(rows, separators=(",", ":"))
+            work.handler = SIMULATED_SEARCH
+            work.payload = dict(work.payload, search_secs=self.search_secs)
+            work.shared = {f"simulated-pool:{digest}": text}
         return self.farm.put(work)
 
     def __getattr__(self, name):
