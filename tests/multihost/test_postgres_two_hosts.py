@@ -31,6 +31,8 @@ SUMMARY = ("import json, sys\nfrom tunefarm.database import open_database\ndb = 
            ".nunique()), 'by_host': {str(k): int(v) for k, v in r.host.value_counts().items()}, 'jobs': "
            "sorted(j.status.tolist()), 'job_hosts': sorted(j.host.tolist()), 'n_records': int(j.n_records.sum())}))")
 
+PROBE = "import socket, sys\nsocket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5)"
+
 
 def _env() -> dict:
     env = dict(os.environ)
@@ -60,6 +62,11 @@ def test_two_drivers_on_two_hosts_share_one_budget_in_one_postgresql_study(tmp_p
         server = PostgresServer(listen=db_addr, clients=f"{SUBNET}.0/24", run_prefix=tuple(net.exec_argv("db", [])))
         server.start()
         url = server.url()
+        assert f"@{db_addr}:" in url
+        # the server listens only on db's bridge address: not even db's own loopback answers
+        probe = subprocess.run(net.exec_argv("db", [sys.executable, "-c", PROBE, str(server.port)]),
+                               capture_output=True, text=True, timeout=60)
+        assert probe.returncode != 0 and "ConnectionRefusedError" in probe.stderr, probe.stderr
         logs = {h: open(tmp_path / f"{h}.log", "w+") for h in DRIVERS}
         started = time.monotonic()
         procs = [_tune(net, h, url, 11 + i, logs[h]) for i, h in enumerate(DRIVERS)]
