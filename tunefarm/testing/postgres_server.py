@@ -3,6 +3,9 @@
 The server runs as the unprivileged ``postgres`` user when started by root (``initdb`` refuses root), listens
 on loopback at a free port with its socket in a private directory, and is removed with everything it wrote
 on ``stop``. ``restart_after`` stops it and starts it again later in the background (the server-restart drill).
+A server for drivers on other hosts listens on one address of its own instead (``listen``), admits password
+logins from the given subnet (``clients``), and runs its commands through ``run_prefix`` (e.g. ``nsenter`` into
+a test host's namespaces, so that the address exists where it starts).
 Nothing here is used by the library.
 """
 from __future__ import annotations
@@ -39,7 +42,10 @@ class PostgresServer:
     """One throwaway PostgreSQL cluster with database ``tunefarm``, a password role ``tuner`` that owns it and
     a ``reader`` role (password ``PASSWORD`` too) that may only read."""
 
-    def __init__(self):
+    def __init__(self, listen: str = "127.0.0.1", clients: str | None = None, run_prefix: tuple[str, ...] = ()):
+        self.listen = listen
+        self.clients = clients
+        self.run_prefix = tuple(run_prefix)
         self.bin = _bin_dir()
         self.root = tempfile.mkdtemp(prefix="tunefarm-pg-")
         os.chmod(self.root, 0o777)
@@ -50,12 +56,13 @@ class PostgresServer:
         self._restart: threading.Thread | None = None
 
     def url(self, role: str = "tuner", password: str = PASSWORD, dbname: str = "tunefarm") -> str:
-        return f"postgresql://{role}:{password}@127.0.0.1:{self.port}/{dbname}"
+        return f"postgresql://{role}:{password}@{self.listen}:{self.port}/{dbname}"
 
     def _run(self, *args: str, timeout: float = 120) -> str:
         cmd = [os.path.join(self.bin, args[0]), *args[1:]]
         if self._user:
             cmd = ["runuser", "-u", self._user, "--", *cmd]
+        cmd = [*self.run_prefix, *cmd]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"{args[0]} exited {proc.returncode}: {proc.stderr[-1500:] or proc.stdout[-1500:]}")
@@ -72,8 +79,11 @@ class PostgresServer:
         self._run("initdb", "-D", self.data, "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256",
                   "-E", "UTF8", "--no-sync")
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write(f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.root}'\n"
+            f.write(f"\nport = {self.port}\nlisten_addresses = '{self.listen}'\nunix_socket_directories = '{self.root}'\n"
                     "fsync = off\nmax_connections = 100\nshared_buffers = 32MB\n")
+        if self.clients:
+            with open(os.path.join(self.data, "pg_hba.conf"), "a") as f:
+                f.write(f"\nhost all all {self.clients} scram-sha-256\n")
         self.start_server()
         self._sql(f"CREATE ROLE tuner LOGIN PASSWORD '{PASSWORD}'")
         self._sql(f"CREATE ROLE reader LOGIN PASSWORD '{PASSWORD}'")
