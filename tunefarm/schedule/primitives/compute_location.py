@@ -31,6 +31,7 @@ from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import all_loops_above, enclosing_block, func_index, loop_bounds, loops_above, replace_path_tracked
 from . import dataflow as D
+from .block_kinds import check_complete_or_reduction, check_moved_nest, check_stage_pipeline
 
 _INLINE = "compute_inline"
 _REV_INLINE = "reverse_compute_inline"
@@ -94,6 +95,7 @@ def _plan_inline(func: PrimFunc, block: str) -> _InlinePlan:
         raise ScheduleError(prim, f"block {block!r} reads the buffer {buf.name!r} it writes")
     scope = enclosing_block(path)
     info = D.ScopeInfo(func, scope)
+    check_stage_pipeline(func, scope, prim)
     me = info.site(realize)
     for n in func_index(func).realizes:  # every block, in pre-order
         if not any(n is q for q in path):  # not the block nor a wrapper
@@ -178,6 +180,7 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     _check_spatial(cblk, prim)
     cstore = _single_store(cblk, prim)
     info = D.ScopeInfo(func, enclosing_block(path))
+    check_stage_pipeline(func, enclosing_block(path), prim)
     me = info.site(realize)
     buf, prod, pstore = _sole_producer(func, info, me, cstore, block, prim)
     first = _consumer_indices(cstore, buf, cblk, block, prim)
@@ -447,6 +450,8 @@ def _common_checks(func, block, loop, prim):
         raise ScheduleError(prim, f"block {block!r} is already under loop {loop.name!r}; the target loop must "
                                   "belong to another block's loop nest")
     info = D.ScopeInfo(func, scope)
+    check_stage_pipeline(func, scope, prim)
+    check_complete_or_reduction(bpath[-1], bpath, info, prim)
     return bpath, lpath, node, info, info.site(bpath[-1])
 
 
@@ -495,6 +500,7 @@ def _plan_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
     pairs = [(w, needed[w.buffer]) for w in writes if w.buffer in needed]
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=False)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=False)
+    check_moved_nest(prim, lpath, nest)
     return _Move(lpath, position, nest, me.realize, me.path)
 
 
@@ -576,6 +582,7 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
     pairs = [(r, done[r.buffer]) for r in reads if r.buffer in done]
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=True)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=True)
+    check_moved_nest(prim, lpath, nest)
     return _Move(lpath, position, nest, me.realize, me.path)
 
 

@@ -1,0 +1,298 @@
+"""Differential schedule fuzzer: random schedules of small programs, built with LLVM and run against the
+unscheduled program's result.
+
+Each program tried is a random sequence of primitives (every primitive ``Schedule`` has, on random blocks
+and loops, stale ones included); a request the schedule refuses (``ScheduleError``) leaves it unchanged.
+What the schedule accepted is built for a multi-core target and run; a program with a ``parallel`` loop runs
+``PARALLEL_RUNS`` times, each run on fresh arrays and compared with the reference, because a data race can
+give the right answer once and a wrong one the next time. The reference is the unscheduled program run by
+the numpy reference executor on the same inputs.
+
+``python -m tunefarm.testing.schedule_fuzz --programs N --seed S`` prints programs tried, parallel programs,
+runs and mismatches (and exits 1 on a mismatch).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import sys
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from ..codegen.code_size import CodeSizeError
+from ..ir import stmt as S
+from ..ir.structural import program_hash
+from ..ir.stmt_functor import iter_stmts
+from ..reference import interpret
+from ..runtime.build_module import build
+from ..schedule import Schedule, ScheduleError
+from ..schedule.tree import block_names
+from ..script import from_source
+from .fuzz_programs import PROGRAMS
+
+PARALLEL_RUNS = 20
+TARGET = "llvm -num-cores=4"  # more threads than this host's cores: threads interleave, races show
+
+
+class _Pools:
+    """The random variables a sequence has produced (stale ones stay: using them must be refused)."""
+
+    def __init__(self):
+        self.blocks: list = []
+        self.loops: list = []
+        self.groups: list = []  # results of get_loops / split: candidates for fuse and reorder
+
+
+def _block(rng: random.Random, sch: Schedule, pools: _Pools):
+    if pools.blocks and rng.random() < 0.4:
+        return rng.choice(pools.blocks)
+    names = block_names(sch.mod["main"])
+    if len(names) > 1 and rng.random() < 0.9:
+        names.remove("root")
+    rv = sch.get_block(rng.choice(names))
+    pools.blocks.append(rv)
+    return rv
+
+
+def _loops_of(rng: random.Random, sch: Schedule, pools: _Pools, block) -> list:
+    group = sch.get_loops(block)
+    if group:
+        pools.groups.append(group)
+        pools.loops.extend(group)
+    return group
+
+
+def _loop(rng: random.Random, sch: Schedule, pools: _Pools):
+    if not pools.loops or rng.random() < 0.5:
+        group = _loops_of(rng, sch, pools, _block(rng, sch, pools))
+        if group:
+            return rng.choice(group)
+        if not pools.loops:
+            raise ScheduleError("fuzz", "no loops yet")
+    return rng.choice(pools.loops)
+
+
+def _near_loop(rng: random.Random, sch: Schedule, pools: _Pools, block, relation: str):
+    """Mostly a loop of a consumer / producer of ``block`` (where compute_at may be legal)."""
+    others = getattr(sch, relation)(block) if rng.random() < 0.8 else []
+    if others:
+        group = _loops_of(rng, sch, pools, rng.choice(others))
+        if group:
+            return rng.choice(group)
+    return _loop(rng, sch, pools)
+
+
+def _factors(rng: random.Random) -> list:
+    factors = [rng.randint(1, 6) for _ in range(rng.randint(2, 3))]
+    if rng.random() < 0.8:
+        factors[rng.randrange(len(factors))] = None
+    return factors
+
+
+def _step(rng: random.Random, sch: Schedule, pools: _Pools) -> None:
+    """One random primitive call. Long because it is one branch per primitive, each a few lines."""
+    prim = rng.choice(_PRIMITIVES)
+    if prim == "split":
+        group = sch.split(_loop(rng, sch, pools), _factors(rng))
+        pools.loops.extend(group)
+        pools.groups.append(group)
+    elif prim == "fuse":
+        group = rng.choice(pools.groups) if pools.groups else [_loop(rng, sch, pools)]
+        lo = rng.randrange(len(group))
+        pools.loops.append(sch.fuse(*group[lo:rng.randint(lo + 1, len(group))]))
+    elif prim == "reorder":
+        group = rng.choice(pools.groups) if pools.groups and rng.random() < 0.8 else \
+            [_loop(rng, sch, pools) for _ in range(2)]
+        chosen = rng.sample(group, min(len(group), rng.randint(2, 4)))
+        rng.shuffle(chosen)
+        sch.reorder(*chosen)
+    elif prim in ("parallel", "vectorize", "unroll"):
+        getattr(sch, prim)(_loop(rng, sch, pools))
+    elif prim in ("compute_inline", "reverse_compute_inline"):
+        getattr(sch, prim)(_block(rng, sch, pools))
+    elif prim in ("compute_at", "reverse_compute_at"):
+        block = _block(rng, sch, pools)
+        loop = _near_loop(rng, sch, pools, block, "get_consumers" if prim == "compute_at" else "get_producers")
+        getattr(sch, prim)(block, loop, preserve_unit_loops=rng.random() < 0.5)
+    elif prim in ("cache_read", "cache_write"):
+        block = _block(rng, sch, pools)
+        n = len(sch.get(block).reads if prim == "cache_read" else sch.get(block).writes)
+        pools.blocks.append(getattr(sch, prim)(block, rng.randrange(max(n, 1)), rng.choice(["local", "global"])))
+    elif prim == "decompose_reduction":
+        block = _block(rng, sch, pools)
+        pools.blocks.append(sch.decompose_reduction(block, rng.choice(_loops_of(rng, sch, pools, block) or
+                                                                      [_loop(rng, sch, pools)])))
+    elif prim == "rfactor":
+        pools.blocks.append(sch.rfactor(_loop(rng, sch, pools), rng.randint(0, 1)))
+    elif prim == "annotate":
+        sch.annotate(_loop(rng, sch, pools), "pragma_auto_unroll_max_step", rng.choice([0, 16, 64]))
+    elif prim == "unannotate":
+        sch.unannotate(_loop(rng, sch, pools), "pragma_auto_unroll_max_step")
+    elif prim == "sample_compute_location":
+        block = _block(rng, sch, pools)
+        sch.compute_at(block, sch.sample_compute_location(block))
+
+
+_PRIMITIVES = ["split", "split", "fuse", "reorder", "reorder", "parallel", "parallel", "vectorize", "unroll",
+               "compute_inline", "reverse_compute_inline", "compute_at", "reverse_compute_at", "cache_read",
+               "cache_write", "decompose_reduction", "rfactor", "annotate", "unannotate", "sample_compute_location"]
+
+
+def random_schedule(rng: random.Random, func, max_steps: int = 10) -> tuple[Schedule, int]:
+    """A random schedule of ``func`` and the number of requests it refused."""
+    sch = Schedule(func, seed=rng.randrange(1 << 30))
+    pools = _Pools()
+    refused = 0
+    for _ in range(rng.randint(1, max_steps)):
+        try:
+            _step(rng, sch, pools)
+        except ScheduleError:
+            refused += 1
+    return sch, refused
+
+
+def has_parallel_loop(func) -> bool:
+    return any(isinstance(s, S.For) and s.kind == "parallel" for s in iter_stmts(func.body))
+
+
+class Reference:
+    """Inputs and the unscheduled program's outputs for one program (numpy reference executor)."""
+
+    def __init__(self, func, seed: int):
+        rng = np.random.default_rng(seed)
+        self.arrays = [rng.standard_normal(p.const_shape()).astype(p.dtype) for p in func.params]
+        expected = self.fresh()
+        interpret(func, *expected)
+        self.expected = expected
+
+    def fresh(self) -> list:
+        return [a.copy() for a in self.arrays]
+
+    def mismatch(self, got: list) -> str | None:
+        for k, (g, want) in enumerate(zip(got, self.expected)):
+            if not np.allclose(g, want, rtol=1e-4, atol=1e-4):
+                return f"argument {k}: largest difference {float(np.abs(g - want).max())}"
+        return None
+
+
+class Stats:
+    def __init__(self):
+        self.programs = 0
+        self.builds = 0
+        self.too_large = 0  # refused by the build's code-size bound (an unrolled loop too large): expected
+        self.refused_requests = 0
+        self.parallel_programs = 0
+        self.runs = 0
+        self.mismatches: list = []
+        self.build_errors: list = []
+
+    def report(self) -> str:
+        return (f"programs tried: {self.programs}\ndistinct programs built: {self.builds}\n"
+                f"requests refused: {self.refused_requests}\n"
+                f"parallel programs: {self.parallel_programs}\nruns: {self.runs}\n"
+                f"builds refused for code size: {self.too_large}\n"
+                f"build errors: {len(self.build_errors)}\nmismatches: {len(self.mismatches)}")
+
+
+class _Built:
+    """Modules already built, by program (random sequences often arrive at the same program: it is run
+    again, not rebuilt)."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.modules: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        mod = self.modules.get(key)
+        if mod is not None:
+            self.modules.move_to_end(key)
+        return mod
+
+    def put(self, key, mod) -> None:
+        self.modules[key] = mod
+        if len(self.modules) > self.size:
+            self.modules.popitem(last=False)
+
+
+def check_program(name: str, func, ref: Reference, rng: random.Random, stats: Stats, built: _Built) -> None:
+    """Schedule ``func`` at random, build what was accepted, run and compare (``PARALLEL_RUNS`` times if it
+    has a parallel loop)."""
+    sch, refused = random_schedule(rng, func)
+    stats.programs += 1
+    stats.refused_requests += refused
+    scheduled = sch.mod["main"]
+    key = (name, program_hash(scheduled))
+    mod = built.get(key)
+    if mod is None:
+        try:
+            mod = build(scheduled, TARGET)
+        except CodeSizeError:
+            stats.too_large += 1
+            return
+        except Exception as exc:  # noqa: BLE001 - any build failure of an accepted schedule is reported
+            stats.build_errors.append((name, str(sch.trace), f"{type(exc).__name__}: {exc}"))
+            return
+        stats.builds += 1
+        built.put(key, mod)
+    runs = 1
+    if has_parallel_loop(scheduled):
+        stats.parallel_programs += 1
+        runs = PARALLEL_RUNS
+    for _ in range(runs):
+        args = ref.fresh()
+        mod(*args)
+        stats.runs += 1
+        why = ref.mismatch(args)
+        if why:
+            stats.mismatches.append((name, str(sch.trace), why))
+            return
+
+
+def fuzz(n_programs: int, seed: int, progress_every: int = 0) -> Stats:
+    rng = random.Random(seed)
+    funcs = {name: from_source(src) for name, src in PROGRAMS.items()}
+    refs = {name: Reference(f, seed) for name, f in funcs.items()}
+    names = sorted(funcs)
+    stats = Stats()
+    built = _Built()
+    t0 = time.monotonic()
+    # Dropped JIT modules are freed between programs, never by a cyclic collection in the middle of a build:
+    # an LLVM context disposed from the collector while code generation runs has aborted the process.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for i in range(n_programs):
+            name = names[i % len(names)]
+            check_program(name, funcs[name], refs[name], rng, stats, built)
+            if (i + 1) % 64 == 0:
+                gc.collect()
+            if progress_every and (i + 1) % progress_every == 0:
+                print(f"[{time.monotonic() - t0:.0f}s] {stats.programs} programs, {stats.parallel_programs} "
+                      f"parallel, {stats.runs} runs, {len(stats.mismatches)} mismatches", file=sys.stderr, flush=True)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return stats
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--programs", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--progress-every", type=int, default=0)
+    args = ap.parse_args(argv)
+    stats = fuzz(args.programs, args.seed, args.progress_every)
+    print(f"seed: {args.seed}")
+    print(stats.report())
+    for name, trace, why in stats.mismatches[:5]:
+        print(f"MISMATCH {name}: {why}\n{trace}")
+    for name, trace, why in stats.build_errors[:5]:
+        print(f"BUILD ERROR {name}: {why}\n{trace}")
+    return 1 if stats.mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
