@@ -40,13 +40,13 @@ def test_the_racy_programs_never_get_a_parallel_loop_over_their_dependence():
 
     for name in ("colsum_racy", "prefix_sum"):
         func = from_source(PROGRAMS[name])
-        ref = F.Reference(func, seed=5)
+        refs = {name: F.Reference(func, seed=5)}
         stats = F.Stats()
-        built = F._Built()
         rng = random.Random(name)
-        for _ in range(30):
-            F.check_program(name, func, ref, rng, stats, built)
+        cands = [F.Candidate(name, F.random_schedule(rng, func)[0]) for _ in range(40)]
+        F.check_programs(cands, refs, stats, F._Built())
         assert stats.mismatches == [] and stats.build_errors == []
+        assert stats.runs >= len(cands) - stats.too_large
 
 
 def test_the_script_prints_its_figures(capsys):
@@ -54,3 +54,5 @@ def test_the_script_prints_its_figures(capsys):
     out = capsys.readouterr().out
     for line in ("programs tried: 8", "parallel programs: ", "runs: ", "mismatches: 0"):
         assert line in out
+    assert F.main(["--programs", "1000", "--max-minutes", "0"]) == 0  # out of time before the first program
+    assert "programs tried: 0" in capsys.readouterr().out

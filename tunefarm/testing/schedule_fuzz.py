@@ -198,60 +198,98 @@ class Stats:
 
 
 class _Built:
-    """Modules already built, by program (random sequences often arrive at the same program: it is run
-    again, not rebuilt)."""
+    """Built functions, by program (random sequences often arrive at the same program: it is run again, not
+    rebuilt); ``failed`` remembers programs that do not build."""
 
-    def __init__(self, size: int = 256):
+    def __init__(self, size: int = 512):
         self.size = size
-        self.modules: OrderedDict = OrderedDict()
+        self.functions: OrderedDict = OrderedDict()
+        self.failed: set = set()
 
     def get(self, key):
-        mod = self.modules.get(key)
-        if mod is not None:
-            self.modules.move_to_end(key)
-        return mod
+        fn = self.functions.get(key)
+        if fn is not None:
+            self.functions.move_to_end(key)
+        return fn
 
-    def put(self, key, mod) -> None:
-        self.modules[key] = mod
-        if len(self.modules) > self.size:
-            self.modules.popitem(last=False)
+    def put(self, key, fn) -> None:
+        self.functions[key] = fn
+        if len(self.functions) > self.size:
+            self.functions.popitem(last=False)
 
 
-def check_program(name: str, func, ref: Reference, rng: random.Random, stats: Stats, built: _Built) -> None:
-    """Schedule ``func`` at random, build what was accepted, run and compare (``PARALLEL_RUNS`` times if it
-    has a parallel loop)."""
-    sch, refused = random_schedule(rng, func)
-    stats.programs += 1
-    stats.refused_requests += refused
-    scheduled = sch.mod["main"]
-    key = (name, program_hash(scheduled))
-    mod = built.get(key)
-    if mod is None:
-        try:
-            mod = build(scheduled, TARGET)
-        except CodeSizeError:
-            stats.too_large += 1
-            return
-        except Exception as exc:  # noqa: BLE001 - any build failure of an accepted schedule is reported
-            stats.build_errors.append((name, str(sch.trace), f"{type(exc).__name__}: {exc}"))
-            return
+class Candidate:
+    """One program tried: the base program's name, its random schedule and the scheduled function."""
+
+    def __init__(self, name: str, sch: Schedule):
+        self.name = name
+        self.sch = sch
+        self.func = sch.mod["main"]
+        self.key = (name, program_hash(self.func))
+
+
+def _build_one(c: Candidate, stats: Stats, built: _Built) -> None:
+    try:
+        built.put(c.key, build({"p": c.func}, TARGET)["p"])
         stats.builds += 1
-        built.put(key, mod)
+    except CodeSizeError:
+        built.failed.add(c.key)
+        stats.too_large += 1
+    except Exception as exc:  # noqa: BLE001 - any build failure of an accepted schedule is reported
+        built.failed.add(c.key)
+        stats.build_errors.append((c.name, str(c.sch.trace), f"{type(exc).__name__}: {exc}"))
+
+
+def _build_batch(cands: list, stats: Stats, built: _Built) -> None:
+    """Build the programs not built yet as the functions of one module (LLVM's fixed cost per module is
+    most of a small program's build); when that fails, one by one, to tell which program does not build."""
+    todo: dict = {}
+    for c in cands:
+        if c.key not in built.failed and built.get(c.key) is None:
+            todo.setdefault(c.key, c)
+    if not todo:
+        return
+    named = {f"p{k}": c.func for k, c in enumerate(todo.values())}
+    try:
+        mod = build(named, TARGET)
+    except Exception:  # noqa: BLE001 - which program failed, and how, is found out one by one
+        for c in todo.values():
+            _build_one(c, stats, built)
+        return
+    for k, c in enumerate(todo.values()):
+        built.put(c.key, mod[f"p{k}"])
+        stats.builds += 1
+
+
+def _run(c: Candidate, ref: Reference, stats: Stats, built: _Built) -> None:
+    fn = built.get(c.key)
+    if fn is None:
+        return  # did not build (counted when it was built)
     runs = 1
-    if has_parallel_loop(scheduled):
+    if has_parallel_loop(c.func):
         stats.parallel_programs += 1
         runs = PARALLEL_RUNS
     for _ in range(runs):
         args = ref.fresh()
-        mod(*args)
+        fn(*args)
         stats.runs += 1
         why = ref.mismatch(args)
         if why:
-            stats.mismatches.append((name, str(sch.trace), why))
+            stats.mismatches.append((c.name, str(c.sch.trace), why))
             return
 
 
-def fuzz(n_programs: int, seed: int, progress_every: int = 0) -> Stats:
+def check_programs(cands: list, refs: dict, stats: Stats, built: _Built) -> None:
+    """Build the candidates, run each (``PARALLEL_RUNS`` times if it has a parallel loop) and compare."""
+    _build_batch(cands, stats, built)
+    for c in cands:
+        _run(c, refs[c.name], stats, built)
+
+
+def fuzz(n_programs: int, seed: int, progress_every: int = 0, max_seconds: float | None = None,
+         batch: int = 32) -> Stats:
+    """Try ``n_programs`` random schedules (fewer if ``max_seconds`` runs out first: the figures then say how
+    many were tried)."""
     rng = random.Random(seed)
     funcs = {name: from_source(src) for name, src in PROGRAMS.items()}
     refs = {name: Reference(f, seed) for name, f in funcs.items()}
@@ -259,19 +297,26 @@ def fuzz(n_programs: int, seed: int, progress_every: int = 0) -> Stats:
     stats = Stats()
     built = _Built()
     t0 = time.monotonic()
-    # Dropped JIT modules are freed between programs, never by a cyclic collection in the middle of a build:
+    # Dropped JIT modules are freed between batches, never by a cyclic collection in the middle of a build:
     # an LLVM context disposed from the collector while code generation runs has aborted the process.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for i in range(n_programs):
-            name = names[i % len(names)]
-            check_program(name, funcs[name], refs[name], rng, stats, built)
-            if (i + 1) % 64 == 0:
-                gc.collect()
-            if progress_every and (i + 1) % progress_every == 0:
+        done = 0
+        while done < n_programs and (max_seconds is None or time.monotonic() - t0 < max_seconds):
+            cands = []
+            for i in range(done, min(done + batch, n_programs)):
+                name = names[i % len(names)]
+                sch, refused = random_schedule(rng, funcs[name])
+                stats.programs += 1
+                stats.refused_requests += refused
+                cands.append(Candidate(name, sch))
+            check_programs(cands, refs, stats, built)
+            gc.collect()
+            if progress_every and done // progress_every != (done + len(cands)) // progress_every:
                 print(f"[{time.monotonic() - t0:.0f}s] {stats.programs} programs, {stats.parallel_programs} "
                       f"parallel, {stats.runs} runs, {len(stats.mismatches)} mismatches", file=sys.stderr, flush=True)
+            done += len(cands)
     finally:
         if was_enabled:
             gc.enable()
@@ -283,8 +328,11 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--progress-every", type=int, default=0)
+    ap.add_argument("--max-minutes", type=float, default=None,
+                    help="stop starting new programs after this long (the figures say how many were tried)")
     args = ap.parse_args(argv)
-    stats = fuzz(args.programs, args.seed, args.progress_every)
+    max_seconds = None if args.max_minutes is None else args.max_minutes * 60
+    stats = fuzz(args.programs, args.seed, args.progress_every, max_seconds)
     print(f"seed: {args.seed}")
     print(stats.report())
     for name, trace, why in stats.mismatches[:5]:
