@@ -44,7 +44,11 @@ def test_the_racy_programs_never_get_a_parallel_loop_over_their_dependence():
         stats = F.Stats()
         rng = random.Random(name)
         cands = [F.Candidate(name, F.random_schedule(rng, func)[0]) for _ in range(40)]
-        F.check_programs(cands, refs, stats, F._Built())
+        built = F._Built()
+        try:
+            F.check_programs(cands, refs, stats, built)
+        finally:
+            built.release()
         assert stats.mismatches == [] and stats.build_errors == []
         assert stats.runs >= len(cands) - stats.too_large
 

@@ -3,9 +3,10 @@
 They cover what schedules meet: reductions with init (matmul, rowsum, rowmax with a ``max`` combiner), a
 chain of blocks with intermediate buffers (dense + bias + ReLU), a padding producer with a stencil consumer
 (conv2d), overlapping reads (a 3-point stencil), and two programs whose loops must never run concurrently:
-``colsum_racy`` (its reduction variable indexes the output: TVM's "not compact data flow" example) and
-``prefix_sum`` (an opaque block whose iterations read what the previous one wrote). Every one is correct
-as written; schedules must keep it so.
+``colsum_racy`` (every iteration of ``i`` adds into the same ``B[vk]``: TVM's "not compact data flow"
+example, without its ``init``, whose reset of ``B[0]`` at every ``i`` would make the serial result depend on
+the order of the spatial loop, which schedules may change) and ``prefix_sum`` (an opaque block whose
+iterations read what the previous one wrote). Every one is correct as written; schedules must keep it so.
 """
 from __future__ import annotations
 
@@ -101,8 +102,6 @@ def colsum_racy(A: T.Buffer((64, 16), "float32"), B: T.Buffer((16,), "float32"))
     for i, k in T.grid(64, 16):
         with T.block("B"):
             vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vk] = T.float32(0)
             B[vk] = B[vk] + A[vi, vk]
 ''',
     "prefix_sum": '''

@@ -14,11 +14,9 @@ runs and mismatches (and exits 1 on a mismatch).
 from __future__ import annotations
 
 import argparse
-import gc
 import random
 import sys
 import time
-from collections import OrderedDict
 
 import numpy as np
 
@@ -199,23 +197,31 @@ class Stats:
 
 class _Built:
     """Built functions, by program (random sequences often arrive at the same program: it is run again, not
-    rebuilt); ``failed`` remembers programs that do not build."""
+    rebuilt); ``failed`` remembers programs that do not build.
 
-    def __init__(self, size: int = 512):
-        self.size = size
-        self.functions: OrderedDict = OrderedDict()
+    Every module built stays loaded until the run ends: a dropped ``Module`` is freed by the cycle collector
+    (it and its functions refer to each other), which finalizes the MCJIT engine and its LLVM context in no
+    fixed order, and disposing the context first has crashed (and, before crashing, corrupted) the process."""
+
+    def __init__(self):
+        self.functions: dict = {}
         self.failed: set = set()
+        self.modules: list = []
 
     def get(self, key):
-        fn = self.functions.get(key)
-        if fn is not None:
-            self.functions.move_to_end(key)
-        return fn
+        return self.functions.get(key)
 
     def put(self, key, fn) -> None:
         self.functions[key] = fn
-        if len(self.functions) > self.size:
-            self.functions.popitem(last=False)
+        if not self.modules or self.modules[-1] is not fn.module:
+            self.modules.append(fn.module)
+
+    def release(self) -> None:
+        """Close every engine now, each before its LLVM context (the order the collector does not keep)."""
+        for mod in self.modules:
+            mod._loaded.close()  # noqa: SLF001 - the runtime has no public close; see the class docstring
+        self.modules.clear()
+        self.functions.clear()
 
 
 class Candidate:
@@ -293,34 +299,32 @@ def fuzz(n_programs: int, seed: int, progress_every: int = 0, max_seconds: float
     rng = random.Random(seed)
     funcs = {name: from_source(src) for name, src in PROGRAMS.items()}
     refs = {name: Reference(f, seed) for name, f in funcs.items()}
-    names = sorted(funcs)
     stats = Stats()
     built = _Built()
     t0 = time.monotonic()
-    # Dropped JIT modules are freed between batches, never by a cyclic collection in the middle of a build:
-    # an LLVM context disposed from the collector while code generation runs has aborted the process.
-    was_enabled = gc.isenabled()
-    gc.disable()
     try:
-        done = 0
-        while done < n_programs and (max_seconds is None or time.monotonic() - t0 < max_seconds):
-            cands = []
-            for i in range(done, min(done + batch, n_programs)):
-                name = names[i % len(names)]
-                sch, refused = random_schedule(rng, funcs[name])
-                stats.programs += 1
-                stats.refused_requests += refused
-                cands.append(Candidate(name, sch))
-            check_programs(cands, refs, stats, built)
-            gc.collect()
-            if progress_every and done // progress_every != (done + len(cands)) // progress_every:
-                print(f"[{time.monotonic() - t0:.0f}s] {stats.programs} programs, {stats.parallel_programs} "
-                      f"parallel, {stats.runs} runs, {len(stats.mismatches)} mismatches", file=sys.stderr, flush=True)
-            done += len(cands)
+        _fuzz_loop(n_programs, max_seconds, batch, rng, funcs, refs, stats, built, progress_every, t0)
     finally:
-        if was_enabled:
-            gc.enable()
+        built.release()
     return stats
+
+
+def _fuzz_loop(n_programs, max_seconds, batch, rng, funcs, refs, stats, built, progress_every, t0) -> None:
+    names = sorted(funcs)
+    done = 0
+    while done < n_programs and (max_seconds is None or time.monotonic() - t0 < max_seconds):
+        cands = []
+        for i in range(done, min(done + batch, n_programs)):
+            name = names[i % len(names)]
+            sch, refused = random_schedule(rng, funcs[name])
+            stats.programs += 1
+            stats.refused_requests += refused
+            cands.append(Candidate(name, sch))
+        check_programs(cands, refs, stats, built)
+        if progress_every and done // progress_every != (done + len(cands)) // progress_every:
+            print(f"[{time.monotonic() - t0:.0f}s] {stats.programs} programs, {stats.parallel_programs} "
+                  f"parallel, {stats.runs} runs, {len(stats.mismatches)} mismatches", file=sys.stderr, flush=True)
+        done += len(cands)
 
 
 def main(argv=None) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
+from ...ir.stmt_functor import iter_block_realizes
 from ..error import ScheduleError
 from ..tree import (block_with_annotations, find_block, find_loop, func_index, loop_with, loops_above, realize_with,
                     replace_path)
@@ -28,8 +29,9 @@ def check_data_parallel(func: PrimFunc, loop: S.For, primitive: str) -> None:
     A loop of one iteration always may: nothing runs beside it. (Fusing unit loops binds the fused variable
     nowhere -- ``i = 0`` -- so the binding rules would wrongly see a shared accumulator.)"""
     idx = func_index(func)
-    for realize in blocks_under(loop.body):
-        why = concurrency_violation(realize, loop, loops_above(idx.path(realize)))
+    direct = {id(r) for r in blocks_under(loop.body)}
+    for realize, _ in iter_block_realizes(loop.body):
+        why = concurrency_violation(realize, loop, loops_above(idx.path(realize)), compact=id(realize) in direct)
         if why:
             raise ScheduleError(primitive, why)
 

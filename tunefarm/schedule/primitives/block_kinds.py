@@ -97,10 +97,11 @@ def compact_violation(realize: S.BlockRealize, loops) -> str | None:
             f"({REDUCTION_RULES[r]}), so its iterations may depend on each other")
 
 
-def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops) -> str | None:
+def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops, compact: bool = True) -> str | None:
     """Why ``realize`` may not run under the parallel / vectorized ``loop``, or None: the loop must feed only
     spatial variables, must feed one of a reduction block's spatial variables (else every iteration updates the
-    same accumulator), and the block must pass ``compact_violation`` (``loops``: from the block to its scope).
+    same accumulator), and the block must pass ``compact_violation`` (``loops``: from the block to its scope;
+    ``compact`` False for a block nested in another, which TVM checks only for the first two).
     A loop of one iteration runs nothing concurrently."""
     if loop.const_extent() == 1:
         return None
@@ -111,7 +112,7 @@ def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops) -> str | 
     if is_reduction_block(realize.block) and "S" not in kinds:
         return (f"loop {name!r} is not bound into any spatial iteration variable of reduction block "
                 f"{realize.block.name!r}; its iterations would update the same accumulator")
-    why = compact_violation(realize, loops)
+    why = compact_violation(realize, loops) if compact else None
     return None if why is None else f"loop {name!r} does not have a compact data flow: {why}"
 
 
