@@ -171,3 +171,24 @@ def test_parallel_and_vectorize_after_decompose_reduction_stay_legal():
     s.vectorize(j)
     _refused("parallel", "reduction iteration variable", lambda: s.parallel(k))
     _same_result(func, s.mod["main"], runs=20)
+
+
+def test_parallel_checks_blocks_nested_in_blocks_below_the_loop():
+    src = '''
+@T.prim_func
+def nested(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("outer"):
+            vi = T.axis.spatial(8, i)
+            for k in range(8):
+                with T.block("inner"):
+                    vk = T.axis.spatial(8, k)
+                    vr = T.axis.reduce(8, i)
+                    with T.init():
+                        B[vk] = T.float32(0)
+                    B[vk] = B[vk] + A[vr, vk]
+'''
+    s = Schedule(from_source(src))
+    (i,) = s.get_loops(s.get_block("outer"))
+    _refused("parallel", "loop 'i' is bound into a reduction iteration variable of block 'inner'",
+             lambda: s.parallel(i))
