@@ -6,6 +6,8 @@
 - ``compute_location``: compute_inline, reverse_compute_inline, compute_at, reverse_compute_at
 - ``cache``: cache_read, cache_write
 - ``reduction``: decompose_reduction, rfactor
+- ``block_kinds``: TVM's block kinds (complete, reduction) and the rules built on them (compact data flow,
+  stage pipeline, region cover)
 
 Blocks are addressed by unique name, loops by their loop ``Var``; illegal requests raise ``ScheduleError``.
 """

@@ -5,8 +5,8 @@ loops: no block below may bind the loop into a reduction iteration variable, eve
 must bind it into one of its spatial variables (otherwise all iterations would update the same
 accumulator), and the loop must have a compact data flow (``block_kinds.concurrency_violation``: every
 block directly below is complete or a reduction block, which refuses a block whose iterations write what
-others read, or one whose reduction variable indexes its output); a loop of one iteration is always legal. ``unroll`` only changes how the loop is emitted and is
-always legal.
+others read, or one whose reduction variable indexes its output); a loop of one iteration is always legal.
+``unroll`` only changes how the loop is emitted and is always legal.
 """
 from __future__ import annotations
 

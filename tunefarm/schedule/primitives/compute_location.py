@@ -18,6 +18,9 @@ block that the move jumps over (or that runs inside the target loop) may write w
 or touch what it writes. As in TVM, ``compute_at`` refuses blocks that write a function parameter (only
 the consumers' part would be computed). A region dimension must be ``iteration variable + constant`` in the
 moved block's accesses to be solved for its iteration domain (transposes are fine, reshapes are not).
+TVM's rules come first: the scope must be a stage pipeline (every primitive here), the moved block complete
+or a reduction block, and independent across the parallel / vectorized loops it moves under
+(``block_kinds``).
 """
 from __future__ import annotations
 

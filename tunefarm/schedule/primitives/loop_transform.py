@@ -8,6 +8,9 @@ Non-divisible splits are *predicated* (TVM's default ``disable_predication=False
 split loop gets ``outer * f + inner < extent`` added to its ``BlockRealize.predicate``. With
 ``disable_predication=True`` such a split is refused (a ScheduleError), because running the extra
 iterations unguarded would read and write out of bounds.
+
+As in TVM, split and fuse refuse annotated loops and loops not starting at 0, and reorder refuses blocks
+whose bindings are not affine in the reordered loops (``schedule.affine``) and opaque blocks that use them.
 """
 from __future__ import annotations
 

@@ -11,6 +11,10 @@ original block keeps its name (TVM renames it ``<block>_update``) so that refere
 under copies of the spatial loops and of ``loop``, reduces the partial results into ``C``. A ``loop`` that the
 block's predicate depends on (a non-divisible split) is refused: partial results whose iterations are all
 predicated off would never be initialized.
+
+Both need a reduction block (``block_kinds``: init, quasi-affine bindings, the only writer of its output, no
+reduction variable indexing it); rfactor also needs a serial loop, a stage-pipeline scope, an init storing
+the combiner's identity to the updated element, and TVM's loop conditions (``_check_loop_properties``).
 """
 from __future__ import annotations
 
