@@ -192,3 +192,18 @@ def nested(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
     (i,) = s.get_loops(s.get_block("outer"))
     _refused("parallel", "loop 'i' is bound into a reduction iteration variable of block 'inner'",
              lambda: s.parallel(i))
+
+
+def test_reverse_compute_at_refuses_a_producer_predicated_inside_the_loop():
+    """Found by the fuzzer: the producer's predicate keeps it to one element per iteration of ``ax0``, but the
+    region it finishes was bounded without the predicate, so the consumer read elements nobody wrote yet."""
+    func = from_source(PROGRAMS["rowsum"])
+    s = Schedule(func)
+    b = s.get_block("B")
+    copy = s.cache_read(b, 0, "global")
+    s.compute_at(copy, s.get_loops(b)[1], preserve_unit_loops=True)
+    s.split(s.get_loops(copy)[3], [None, 6, 2])  # a unit loop split into 12: predicated
+    ax0 = s.get_loops(copy)[2]
+    _refused("reverse_compute_at", "producer 'A_global' is predicated on loops inside 'ax0'",
+             lambda: s.reverse_compute_at(b, ax0))
+    _same_result(func, s.mod["main"])

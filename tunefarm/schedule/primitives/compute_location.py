@@ -562,6 +562,9 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
                                       f"cannot move before it")
     for p in producers:
         below = D.loops_between(p.path, L)
+        if D.mentions(p.realize.predicate, {lp.loop_var for lp in below}):
+            raise ScheduleError(prim, f"producer {p.name!r} is predicated on loops inside {loop.name!r}; what it "
+                                      "finishes there cannot be bounded without its predicate")
         kinds = D.binding_kinds(p.realize)
         for lp in loops_above(p.path):
             if "R" in kinds.get(lp.loop_var, ()) and not any(lp is b for b in below):
