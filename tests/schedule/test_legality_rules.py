@@ -9,7 +9,7 @@ from tunefarm.schedule import Schedule, ScheduleError
 from tunefarm.script import from_source
 from tunefarm.testing.fuzz_programs import PROGRAMS
 
-from test_legality_tvm import MATMUL_NOT_STAGE_PIPELINE, OPAQUE_BLOCK
+from test_legality_tvm import MATMUL_NOT_STAGE_PIPELINE, OPAQUE_BLOCK, ROWSUM_NOT_QUASI_AFFINE
 
 MM_RELU = '''
 @T.prim_func
@@ -133,8 +133,6 @@ def test_rfactor_refuses_an_unbound_loop_under_the_reduction():
 
 
 def test_decompose_reduction_needs_a_reduction_block():
-    from test_legality_tvm import ROWSUM_NOT_QUASI_AFFINE
-
     s = Schedule(from_source(ROWSUM_NOT_QUASI_AFFINE))
     i, _ = s.get_loops(s.get_block("B"))
     _refused("decompose_reduction", "not a reduction block: its bindings are not quasi-affine",
