@@ -252,13 +252,12 @@ def test_reorder_with_partial_affineness():
     v0, v1, v2 = s.get_loops(s.get_block("block"))
     _refused("reorder", "affine binding in the loops from 'v0'", lambda: s.reorder(v0, v2, v1))
     s.reorder(v2, v1)  # affine in v1, v2 (v0 is fixed there)
+    # TVM's expected program (not run: ``v0 * v0 + v1`` reaches 28 on a 14-row buffer, TVM's test only
+    # compares structure)
     want = from_source(NON_AFFINE_FUNC_REORDER)
-    assert [lp.extent.value for lp in _loop_nest(s.mod["main"])] == [lp.extent.value for lp in _loop_nest(want)]
-    a = np.random.default_rng(2).standard_normal((14, 4)).astype("float32")
-    got, ref = np.zeros((14, 4), "float32"), np.zeros((14, 4), "float32")
-    build(s.mod["main"])(a, got)
-    build(want)(a, ref)
-    np.testing.assert_array_equal(got, ref)
+    got_loops, want_loops = _loop_nest(s.mod["main"]), _loop_nest(want)
+    assert [lp.extent.value for lp in got_loops] == [lp.extent.value for lp in want_loops] == [6, 4, 4]
+    assert [lp.loop_var.name for lp in got_loops] == ["v0", "v2", "v1"]
 
 
 def _loop_nest(func):
