@@ -205,3 +205,20 @@ def test_reverse_compute_at_refuses_a_producer_predicated_inside_the_loop():
     _refused("reverse_compute_at", "producer 'A_global' is predicated on loops inside 'ax0'",
              lambda: s.reverse_compute_at(b, ax0))
     _same_result(func, s.mod["main"])
+
+
+def test_reverse_compute_at_refuses_a_consumer_whose_guarded_reads_leave_the_buffer():
+    """Found by the fuzzer: ``pad`` reads ``I[h - 1, w - 1]`` only inside the image (a select), but its declared
+    region reaches row -1; placing its iterations by what the copy of ``I`` finished dropped the border rows."""
+    func = from_source(PROGRAMS["conv2d"])
+    s = Schedule(func)
+    pad = s.get_block("pad")
+    copy = s.cache_read(pad, 0, "local")
+    # TVM's region cover already refuses it (the copy writes rows 0..4 of what pad reads as -1..5) ...
+    _refused("reverse_compute_at", "not a stage pipeline: block 'pad' reads 'I_local' beyond",
+             lambda: s.reverse_compute_at(pad, s.get_loops(copy)[0], preserve_unit_loops=True))
+    # ... unless pad is predicated (a non-divisible split), which that check leaves alone
+    s.split(s.get_loops(pad)[3], [None, 5, 3])
+    _refused("reverse_compute_at", "block 'pad' reads 'I_local' outside its bounds \\(dimension 2: -1..5\\)",
+             lambda: s.reverse_compute_at(pad, s.get_loops(copy)[0], preserve_unit_loops=True))
+    _same_result(func, s.mod["main"])

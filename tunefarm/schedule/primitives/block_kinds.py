@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
+from ...ir.arith import add_int, simplify, sub_int
 from ...ir.function import PrimFunc
 from ...ir.memo import NodeCache
 from ...ir.stmt_functor import iter_stmts
 from ..affine import is_affine_binding
 from ..error import ScheduleError
 from ..tree import enclosing_block, loops_above
-from .dataflow import ScopeInfo, expr_vars, region_under, relax_loops
+from .dataflow import ScopeInfo, expr_vars, interval, region_under, relax_loops
 from .query import binding_kinds, is_reduction_block
 
 COMPLETE_RULES = {1: "not all its iteration variables are spatial", 2: "it is not the only writer of its outputs",
@@ -130,6 +131,24 @@ def check_moved_nest(prim: str, lpath, nest) -> None:
             if why:
                 raise ScheduleError(prim, f"the block would run under {lp.kind} loop {lp.loop_var.name!r}, where "
                                           f"its iterations are not independent: {why}")
+
+
+def check_reads_in_bounds(primitive: str, block: S.Block, regions) -> None:
+    """reverse_compute_at places a consumer's iterations by what they read of the producers' buffers: an
+    iteration whose declared read leaves the buffer (a guarded access, e.g. padding) would match no produced
+    element and be dropped, so such a consumer is refused."""
+    doms = {iv.var: (iv.dom.min, simplify(sub_int(add_int(iv.dom.min, iv.dom.extent), 1))) for iv in block.iter_vars}
+    for reg in regions:
+        for d, rg in enumerate(reg.region):
+            lo = interval(rg.min, doms)
+            hi = interval(simplify(sub_int(add_int(rg.min, rg.extent), 1)), doms)
+            size = reg.buffer.shape[d]
+            if lo is None or hi is None or not all(isinstance(x, E.IntImm) for x in (lo[0], hi[1], size)):
+                continue
+            if lo[0].value < 0 or hi[1].value > size.value - 1:
+                raise ScheduleError(primitive, f"block {block.name!r} reads {reg.buffer.name!r} outside its bounds "
+                                               f"(dimension {d}: {lo[0].value}..{hi[1].value}), a guarded access; "
+                                               "the iterations that read nothing there cannot be placed")
 
 
 def check_reduction_block(func: PrimFunc, path, primitive: str) -> None:

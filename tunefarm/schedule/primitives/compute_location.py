@@ -34,7 +34,7 @@ from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import all_loops_above, enclosing_block, func_index, loop_bounds, loops_above, replace_path_tracked
 from . import dataflow as D
-from .block_kinds import check_complete_or_reduction, check_moved_nest, check_stage_pipeline
+from .block_kinds import check_complete_or_reduction, check_moved_nest, check_reads_in_bounds, check_stage_pipeline
 
 _INLINE = "compute_inline"
 _REV_INLINE = "reverse_compute_inline"
@@ -586,6 +586,7 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
                                                  for a, b in zip(old, reg)]
     reads, _ = D.infer_block_regions(me.block)
     pairs = [(r, done[r.buffer]) for r in reads if r.buffer in done]
+    check_reads_in_bounds(prim, me.block, [r for r, _ in pairs])
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=True)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=True)
     check_moved_nest(prim, lpath, nest)
