@@ -12,7 +12,7 @@ import pytest
 
 from tunefarm.ir import stmt as S
 from tunefarm.reference import interpret
-from tunefarm.schedule import Schedule
+from tunefarm.schedule import Schedule, ScheduleError
 from tunefarm.schedule.primitives.cache import cache_read
 from tunefarm.schedule.primitives.compact import compact_buffer_allocations
 from tunefarm.schedule.primitives.compute_location import (can_inline, compute_at, compute_at_candidates,
@@ -338,7 +338,7 @@ def rowmax(A: T.Buffer((8, 96), "float32"), M: T.Buffer((8,), "float32")):
         with T.block("M"):
             vi, vk = T.axis.remap("SR", [i, k])
             with T.init():
-                M[vi] = T.float32(-1000)
+                M[vi] = T.float32(-3.4028234663852886e+38)
             M[vi] = T.max(M[vi], A[vi, vk])
 '''
     before = parse(src)
@@ -354,7 +354,7 @@ def rowmax(A: T.Buffer((8, 96), "float32"), M: T.Buffer((8,), "float32")):
         a = random_args(before)[0]
         m = np.zeros(8, "float32")
         interpret(f, a, m)
-        np.testing.assert_allclose(m, np.maximum(a.max(axis=1), -1000))
+        np.testing.assert_allclose(m, a.max(axis=1))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -655,10 +655,6 @@ def test_cache_write_copies_back_only_what_the_block_writes():
     src = '''
 @T.prim_func
 def part(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
-    for i in range(16):
-        with T.block("fill"):
-            vi = T.axis.spatial(16, i)
-            C[vi] = T.float32(7)
     for i in range(10):
         with T.block("C"):
             vi = T.axis.spatial(10, i)
@@ -671,7 +667,16 @@ def part(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
     sch.cache_write(sch.get_block("C"), 0, "local")
     after = sch.mod["main"]
     assert "for ax0 in range(10):" in after.script() and "v0 = T.axis.spatial(16, ax0 + 3)" in after.script()
-    assert_same_numbers(before, after)  # C[0:3] and C[13:16] keep the 7s
+    assert_same_numbers(before, after)  # C[0:3] and C[13:16] keep the caller's (random) values
+    two_writers = parse(src.replace('''    for i in range(10):
+        with T.block("C"):''', '''    for i in range(16):
+        with T.block("fill"):
+            vi = T.axis.spatial(16, i)
+            C[vi] = T.float32(7)
+    for i in range(10):
+        with T.block("C"):'''))
+    with pytest.raises(ScheduleError, match="written by 2 blocks \\['fill', 'C'\\]; cache_write needs a single"):
+        Schedule(two_writers).cache_write("C", 0, "local")
 
 
 def test_compute_at_legal_agrees_with_compute_at_on_every_loop():

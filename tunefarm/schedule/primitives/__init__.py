@@ -10,6 +10,8 @@
 - ``blockize``: blockize (a loop's nest into an outer block)
 - ``reindex_cache``: reindex_cache_read, reindex_cache_write (a cache laid out by an index map)
 - ``decompose_padding``: decompose_padding, can_decompose_padding
+- ``block_kinds``: TVM's block kinds (complete, reduction) and the rules built on them (compact data flow,
+  stage pipeline, region cover)
 
 Blocks are addressed by unique name, loops by their loop ``Var``; illegal requests raise ``ScheduleError``.
 """

@@ -1,47 +1,46 @@
 """Loop kinds and annotations: parallel, vectorize, unroll, annotate, unannotate.
 
 ``parallel`` and ``vectorize`` run iterations at the same time, so they are only legal on data-parallel
-loops: no block below may bind the loop into a reduction iteration variable, and every reduction block
-below must bind it into one of its spatial variables (otherwise all iterations would update the same
-accumulator); a loop of one iteration is always legal. ``unroll`` only changes how the loop is emitted and is
-always legal.
+loops: no block below may bind the loop into a reduction iteration variable, every reduction block below
+must bind it into one of its spatial variables (otherwise all iterations would update the same
+accumulator), and the loop must have a compact data flow (``block_kinds.concurrency_violation``: every
+block directly below is complete or a reduction block, which refuses a block whose iterations write what
+others read, or one whose reduction variable indexes its output); a loop of one iteration is always legal.
+``unroll`` only changes how the loop is emitted and is always legal.
 """
 from __future__ import annotations
 
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
+from ...ir.stmt_functor import iter_block_realizes
 from ..error import ScheduleError
-from ..tree import block_with_annotations, find_block, find_loop, loop_with, realize_with, replace_path
-from .query import binding_kinds, blocks_under, is_reduction_block
+from ..tree import (block_with_annotations, find_block, find_loop, func_index, loop_with, loops_above, realize_with,
+                    replace_path)
+from .block_kinds import concurrency_violation
+from .query import blocks_under
 
 ANNOTATION_TYPES = (bool, int, float, str)
 
 
-def check_data_parallel(loop: S.For, primitive: str) -> None:
+def check_data_parallel(func: PrimFunc, loop: S.For, primitive: str) -> None:
     """Raise unless every iteration of ``loop`` may run concurrently with the others (see module doc).
 
     A loop of one iteration always may: nothing runs beside it. (Fusing unit loops binds the fused variable
-    nowhere -- ``i = 0`` -- so the binding rules below would wrongly see a shared accumulator.)"""
-    if loop.const_extent() == 1:
-        return
-    name = loop.loop_var.name
-    for realize in blocks_under(loop.body):
-        kinds = binding_kinds(realize).get(loop.loop_var, set())
-        if "R" in kinds:
-            raise ScheduleError(primitive, f"loop {name!r} is bound into a reduction iteration variable of block "
-                                           f"{realize.block.name!r}")
-        if is_reduction_block(realize.block) and "S" not in kinds:
-            raise ScheduleError(primitive, f"loop {name!r} is not bound into any spatial iteration variable of "
-                                           f"reduction block {realize.block.name!r}; its iterations would "
-                                           "update the same accumulator")
+    nowhere -- ``i = 0`` -- so the binding rules would wrongly see a shared accumulator.)"""
+    idx = func_index(func)
+    direct = {id(r) for r in blocks_under(loop.body)}
+    for realize, _ in iter_block_realizes(loop.body):
+        why = concurrency_violation(realize, loop, loops_above(idx.path(realize)), compact=id(realize) in direct)
+        if why:
+            raise ScheduleError(primitive, why)
 
 
 def _set_kind(func: PrimFunc, loop: E.Var, kind: str, primitive: str) -> PrimFunc:
     path = find_loop(func, loop, primitive)
     node: S.For = path[-1]
     if kind in ("parallel", "vectorized"):
-        check_data_parallel(node, primitive)
+        check_data_parallel(func, node, primitive)
     if node.kind == kind:
         return func
     return replace_path(func, path, loop_with(node, kind, node.annotations))

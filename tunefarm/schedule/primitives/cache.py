@@ -26,6 +26,7 @@ from ...ir.stmt_functor import seq_items
 from ..error import ScheduleError
 from ..tree import enclosing_block, find_block, func_index, loops_above, map_path, replace_path, replace_path_tracked
 from . import dataflow as D
+from .block_kinds import reduction_var_indexes_output, region_cover_violation
 
 
 def _check_index(prim: str, regions, index, block: str, what: str) -> int:
@@ -131,6 +132,11 @@ def cache_read(func: PrimFunc, block: str, read_buffer_index: int, storage_scope
     if buf in me.writes:
         raise ScheduleError(prim, f"block {block!r} also writes {buf.name!r}; cache_write is the primitive "
                                   "for buffers a block writes")
+    for k, site in enumerate(info.sites):
+        why = region_cover_violation(info.sites, k, buf) if buf in site.reads else None
+        if why:
+            raise ScheduleError(prim, f"the region cover of scope {scope.name!r} does not hold for "
+                                      f"{buf.name!r}: {why}")
     items = seq_items(scope.body)
     mine = D.child_index_containing(items, me)
     position = 0
@@ -174,9 +180,16 @@ def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_sco
     scope = enclosing_block(path)
     info = D.ScopeInfo(func, scope)
     me = info.site(realize)
+    writers = info.writers(buf)
+    if len(writers) > 1:
+        raise ScheduleError(prim, f"buffer {buf.name!r} is written by {len(writers)} blocks "
+                                  f"{[w.name for w in writers]}; cache_write needs a single writer")
     if buf in me.reads and blk.init is None:
         raise ScheduleError(prim, f"block {block!r} reads {buf.name!r} before writing it (no init); the cache "
                                   "would not hold the earlier values")
+    if buf in me.reads and reduction_var_indexes_output(blk):
+        raise ScheduleError(prim, f"block {block!r} reads {buf.name!r} where its init has not run (a reduction "
+                                  "variable indexes what it writes); the cache would not hold the earlier values")
     items = seq_items(scope.body)
     mine = D.child_index_containing(items, me)
     for other in info.sites:

@@ -18,6 +18,9 @@ block that the move jumps over (or that runs inside the target loop) may write w
 or touch what it writes. As in TVM, ``compute_at`` refuses blocks that write a function parameter (only
 the consumers' part would be computed). A region dimension must be ``iteration variable + constant`` in the
 moved block's accesses to be solved for its iteration domain (transposes are fine, reshapes are not).
+TVM's rules come first: the scope must be a stage pipeline (every primitive here), the moved block complete
+or a reduction block, and independent across the parallel / vectorized loops it moves under
+(``block_kinds``).
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from ...ir.stmt_functor import seq_items, unwrap_seq
 from ..error import ScheduleError
 from ..tree import all_loops_above, enclosing_block, func_index, loop_bounds, loops_above, replace_path_tracked
 from . import dataflow as D
+from .block_kinds import check_complete_or_reduction, check_moved_nest, check_reads_in_bounds, check_stage_pipeline
 
 _INLINE = "compute_inline"
 _REV_INLINE = "reverse_compute_inline"
@@ -94,6 +98,7 @@ def _plan_inline(func: PrimFunc, block: str) -> _InlinePlan:
         raise ScheduleError(prim, f"block {block!r} reads the buffer {buf.name!r} it writes")
     scope = enclosing_block(path)
     info = D.ScopeInfo(func, scope)
+    check_stage_pipeline(func, scope, prim)
     me = info.site(realize)
     for n in func_index(func).realizes:  # every block, in pre-order
         if not any(n is q for q in path):  # not the block nor a wrapper
@@ -178,6 +183,7 @@ def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     _check_spatial(cblk, prim)
     cstore = _single_store(cblk, prim)
     info = D.ScopeInfo(func, enclosing_block(path))
+    check_stage_pipeline(func, enclosing_block(path), prim)
     me = info.site(realize)
     buf, prod, pstore = _sole_producer(func, info, me, cstore, block, prim)
     first = _consumer_indices(cstore, buf, cblk, block, prim)
@@ -447,6 +453,8 @@ def _common_checks(func, block, loop, prim):
         raise ScheduleError(prim, f"block {block!r} is already under loop {loop.name!r}; the target loop must "
                                   "belong to another block's loop nest")
     info = D.ScopeInfo(func, scope)
+    check_stage_pipeline(func, scope, prim)
+    check_complete_or_reduction(bpath[-1], bpath, info, prim)
     return bpath, lpath, node, info, info.site(bpath[-1])
 
 
@@ -495,6 +503,7 @@ def _plan_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
     pairs = [(w, needed[w.buffer]) for w in writes if w.buffer in needed]
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=False)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=False)
+    check_moved_nest(prim, lpath, nest)
     return _Move(lpath, position, nest, me.realize, me.path)
 
 
@@ -553,6 +562,9 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
                                       f"cannot move before it")
     for p in producers:
         below = D.loops_between(p.path, L)
+        if D.mentions(p.realize.predicate, {lp.loop_var for lp in below}):
+            raise ScheduleError(prim, f"producer {p.name!r} is predicated on loops inside {loop.name!r}; what it "
+                                      "finishes there cannot be bounded without its predicate")
         kinds = D.binding_kinds(p.realize)
         for lp in loops_above(p.path):
             if "R" in kinds.get(lp.loop_var, ()) and not any(lp is b for b in below):
@@ -574,8 +586,10 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
                                                  for a, b in zip(old, reg)]
     reads, _ = D.infer_block_regions(me.block)
     pairs = [(r, done[r.buffer]) for r in reads if r.buffer in done]
+    check_reads_in_bounds(prim, me.block, [r for r, _ in pairs])
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=True)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=True)
+    check_moved_nest(prim, lpath, nest)
     return _Move(lpath, position, nest, me.realize, me.path)
 
 

@@ -8,6 +8,9 @@ Non-divisible splits are *predicated* (TVM's default ``disable_predication=False
 split loop gets ``outer * f + inner < extent`` added to its ``BlockRealize.predicate``. With
 ``disable_predication=True`` such a split is refused (a ScheduleError), because running the extra
 iterations unguarded would read and write out of bounds.
+
+As in TVM, split and fuse refuse annotated loops and loops not starting at 0, and reorder refuses blocks
+whose bindings are not affine in the reordered loops (``schedule.affine``) and opaque blocks that use them.
 """
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ from ...ir import stmt as S
 from ...ir.arith import add_int, mul_int, simplify
 from ...ir.dtype import bits
 from ...ir.function import PrimFunc
-from ...ir.functor import substitute
+from ...ir.functor import substitute, uses_var
 from ...ir.stmt_functor import StmtMutator
 from ..error import ScheduleError
-from ..tree import all_loops_above, find_loop, for_with, func_index, loop_bounds, realize_with, replace_path
+from ..affine import is_affine_binding
+from ..tree import (all_loops_above, find_loop, for_with, func_index, loop_bounds, loops_above, realize_with,
+                    replace_path)
 from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block, uses_any
 
 
@@ -82,11 +87,14 @@ class _Rebinder(StmtMutator):
         g = self._guard(bounds)
         if g is not None:
             pred = E.logical_and(pred, g)
-        if pred is s.predicate and all(a is b for a, b in zip(values, s.iter_values)):
+        block = s.block
+        if not block.iter_vars:  # an opaque block uses the loop variables in its body (as TVM substitutes)
+            block = substitute(block, self.vmap)
+        if pred is s.predicate and block is s.block and all(a is b for a, b in zip(values, s.iter_values)):
             return s
         if type(s) is S.BlockRealize:
-            return realize_with(s, tuple(values), pred, s.block)
-        return s.replace(iter_values=tuple(values), predicate=pred)
+            return realize_with(s, tuple(values), pred, block)
+        return s.replace(iter_values=tuple(values), predicate=pred, block=block)
 
     def visit_IfThenElse(self, s: S.IfThenElse, bounds: dict):
         cond = self._expr(s.condition, bounds)
@@ -106,6 +114,44 @@ class _Rebinder(StmtMutator):
 
 
 _ABSENT = object()
+
+
+def check_plain_loop(node: S.For, primitive: str) -> None:
+    """split and fuse make new loops: refuse a loop whose annotations would be lost, or that does not start
+    at 0 (TVM refuses both)."""
+    name = node.loop_var.name
+    if node.annotations:
+        raise ScheduleError(primitive, f"loop {name!r} has annotations {sorted(node.annotations)}, which the new "
+                                       "loops would lose; unannotate it first")
+    if not (isinstance(node.min, E.IntImm) and node.min.value == 0):
+        raise ScheduleError(primitive, f"loop {name!r} starts at {node.min!r}, not 0; only loops starting at 0 "
+                                       "can be split or fused")
+
+
+def check_reorder_bindings(func: PrimFunc, chain: list, primitive: str) -> None:
+    """Every block directly under the reordered ``chain`` of loops must have affine bindings, at least in the
+    loops from the chain's top down (TVM's partial affine binding): reordering loops that feed a non-affine
+    binding changes which values it takes in which order. An opaque block (no iteration variables) that uses
+    a chain loop in its body is refused too: its iterations run in program order, and TVM's check (which such
+    a block passes vacuously) lets a reorder change what a loop-carried dependence computes."""
+    idx = func_index(func)
+    top = chain[0]
+    chain_vars = {n.loop_var for n in chain}
+    for realize in blocks_under(chain[-1].body):
+        if not realize.block.iter_vars:
+            if uses_any(realize.predicate, chain_vars) or uses_var(realize.block, chain_vars):
+                raise ScheduleError(primitive, f"opaque block {realize.block.name!r} (no iteration variables) "
+                                               "uses the reordered loops directly; its iterations may depend on "
+                                               "each other in program order")
+            continue
+        loops = loops_above(idx.path(realize))
+        if is_affine_binding(realize, loops):
+            continue
+        k = next((i for i, lp in enumerate(loops) if lp is top), 0)
+        if not is_affine_binding(realize, loops[k:]):
+            raise ScheduleError(primitive, f"block {realize.block.name!r} under the loops does not have an affine "
+                                           f"binding in the loops from {top.loop_var.name!r} down (or a predicate "
+                                           "ties them together); reordering them is not supported")
 
 
 def find_loops(func: PrimFunc, loops, primitive: str) -> dict:
@@ -151,6 +197,7 @@ def split(func: PrimFunc, loop: E.Var, factors, preserve_unit_iters: bool = True
     prim = "split"
     path = find_loop(func, loop, prim)
     node: S.For = path[-1]
+    check_plain_loop(node, prim)
     factors = list(factors)
     if not factors:
         raise ScheduleError(prim, "needs at least one factor")
@@ -236,6 +283,7 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
         raise ScheduleError(prim, f"a loop is given twice: {[v.name for v in loops]}")
     path = find_loop(func, loops[0], prim)
     nodes = [path[-1]]
+    check_plain_loop(nodes[0], prim)
     for nxt in loops[1:]:
         body = nodes[-1].body
         if not (isinstance(body, S.For) and body.loop_var is nxt):
@@ -243,6 +291,7 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
             raise ScheduleError(prim, f"loops {nodes[-1].loop_var.name!r} and {nxt.name!r} are not adjacent: "
                                       "fuse needs loops given outermost first, each the only statement in the "
                                       "body of the previous one")
+        check_plain_loop(body, prim)
         nodes.append(body)
     fused_vars = {n.loop_var for n in nodes}
     for n in nodes:
@@ -325,6 +374,8 @@ def reorder(func: PrimFunc, loops) -> PrimFunc:
         if used:
             raise ScheduleError(prim, f"the range of loop {n.loop_var.name!r} depends on loop "
                                       f"{next(iter(used)).name!r}, so they cannot be reordered")
+    if len(loops) > 1:
+        check_reorder_bindings(func, chain, prim)
     for realize in blocks_under(chain[-1].body):
         if not is_reduction_block(realize.block):
             continue

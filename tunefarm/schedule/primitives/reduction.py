@@ -11,6 +11,10 @@ original block keeps its name (TVM renames it ``<block>_update``) so that refere
 under copies of the spatial loops and of ``loop``, reduces the partial results into ``C``. A ``loop`` that the
 block's predicate depends on (a non-divisible split) is refused: partial results whose iterations are all
 predicated off would never be initialized.
+
+Both need a reduction block (``block_kinds``: init, quasi-affine bindings, the only writer of its output, no
+reduction variable indexing it); rfactor also needs a serial loop, a stage-pipeline scope, an init storing
+the combiner's identity to the updated element, and TVM's loop conditions (``_check_loop_properties``).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from ..error import ScheduleError
 from ..tree import (enclosing_block, find_block, find_loop, func_index, loops_above, map_path, replace_path,
                     replace_path_tracked)
 from . import dataflow as D
+from .block_kinds import check_reduction_block, check_stage_pipeline
 from .query import blocks_under
 
 
@@ -60,6 +65,7 @@ def decompose_reduction(func: PrimFunc, block: str, loop: E.Var) -> tuple[PrimFu
     blk = realize.block
     if blk.init is None:
         raise ScheduleError(prim, f"block {block!r} has no init statement to decompose")
+    check_reduction_block(func, bpath, prim)
     lpath = D.loop_path(func, loop, prim)
     L = lpath[-1]
     loops = loops_above(bpath)
@@ -168,6 +174,33 @@ def _match_reduction(prim: str, blk: S.Block):
     return body, v.op, rhs, first
 
 
+def _same_value(a: E.PrimExpr, b: E.PrimExpr) -> bool:
+    if isinstance(a, E.Cast):
+        a = a.value
+    return isinstance(a, (E.IntImm, E.FloatImm)) and isinstance(b, (E.IntImm, E.FloatImm)) and a.value == b.value
+
+
+def _check_init(prim: str, blk: S.Block, red) -> None:
+    """The init must store the combiner's identity to the very element the update combines into (TVM's
+    reducer patterns: 0 for +, 1 for *, the largest value for min, the smallest for max)."""
+    init = unwrap_seq(blk.init)
+    store = red.store
+    if not (isinstance(init, S.BufferStore) and init.buffer is store.buffer and
+            _same_indices(init.indices, store.indices)):
+        raise ScheduleError(prim, f"the init of block {blk.name!r} does not store to the element its update "
+                                  f"combines into ({store.buffer.name!r} at the same indices)")
+    ident = _identity(red.op, store.buffer.dtype)
+    ok = [ident]
+    if red.op in ("min", "max") and is_float(store.buffer.dtype):
+        import numpy as np  # only for the dtype's finite extreme, which TVM's min_value / max_value name
+
+        big = float(np.finfo(np.dtype(store.buffer.dtype)).max)
+        ok.append(E.FloatImm(big if red.op == "min" else -big, store.buffer.dtype))
+    if not any(_same_value(init.value, v) for v in ok):
+        raise ScheduleError(prim, f"the init of block {blk.name!r} stores {init.value!r}, not the identity of its "
+                                  f"{red.op!r} reduction, so it matches no known reducer")
+
+
 def _combine(op: str, acc: E.PrimExpr, val: E.PrimExpr, acc_first: bool) -> E.PrimExpr:
     return binary(op, acc, val) if acc_first else binary(op, val, acc)
 
@@ -186,7 +219,14 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
     prim = "rfactor"
     L, realize, kinds = _reduction_loop(func, loop, prim)
     blk = realize.block
+    if L.kind != "serial":
+        raise ScheduleError(prim, f"loop {loop.name!r} is {L.kind}, not serial; only a serial loop can be "
+                                  "factored")
+    bpath = D.find_path_of(func, realize)
+    check_reduction_block(func, bpath, prim)
+    check_stage_pipeline(func, enclosing_block(bpath), prim)
     red = _Reduction(*_match_reduction(prim, blk))
+    _check_init(prim, blk, red)
     out = red.store.buffer
     if uses_var(blk.init, {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}):
         raise ScheduleError(prim, f"the init of block {blk.name!r} uses reduction variables")
@@ -194,8 +234,8 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
         raise ScheduleError(prim, f"the extent of loop {loop.name!r} depends on other loops; the rfactor "
                                   "buffer needs a fixed size")
     axis = _factor_axis(factor_axis, out, prim)
-    bpath = D.find_path_of(func, realize)
     loops = loops_above(bpath)
+    _check_loop_properties(L, realize, loops, kinds, prim)
     scope, mine = _check_loop_nest(func, bpath, realize, loops, kinds, loop, prim)
     rf_name = D.fresh_name(func, f"{blk.name}_rf")
     rf_buf = Buffer(D.fresh_name(func, f"{out.name}_rf"),
@@ -236,6 +276,31 @@ def _reduction_loop(func: PrimFunc, loop: E.Var, prim: str) -> tuple[S.For, S.Bl
     if blk.init is None:
         raise ScheduleError(prim, f"block {blk.name!r} has no init; rfactor needs a reduction block with init")
     return L, realize, kinds
+
+
+def _check_loop_properties(L: S.For, realize: S.BlockRealize, loops: list, kinds: dict, prim: str) -> None:
+    """TVM's loop conditions of rfactor: the factored loop holds only the block; the block is the first block
+    under its outermost loop; the outermost loop feeding a reduction variable holds only the block; and no
+    loop of more than one iteration that feeds no variable of the block lies under a reduction loop (each
+    of its iterations would redo the reduction)."""
+    name = realize.block.name
+    if len(blocks_under(L.body)) != 1:
+        raise ScheduleError(prim, f"loop {L.loop_var.name!r} holds other blocks besides {name!r}")
+    first = blocks_under(loops[0].body)
+    if first and first[0] is not realize:
+        raise ScheduleError(prim, f"block {name!r} is not the first block under its outermost loop "
+                                  f"{loops[0].loop_var.name!r}")
+    met_reduction = False
+    for lp in loops:
+        k = kinds.get(lp.loop_var, set())
+        if "R" in k and not met_reduction:
+            met_reduction = True
+            if len(blocks_under(lp.body)) != 1:
+                raise ScheduleError(prim, f"reduction loop {lp.loop_var.name!r} of block {name!r} holds other "
+                                          "blocks too")
+        elif not k and met_reduction and lp.const_extent() != 1:
+            raise ScheduleError(prim, f"loop {lp.loop_var.name!r} feeds no iteration variable of block {name!r} "
+                                      "but lies under a reduction loop")
 
 
 def _factor_axis(factor_axis, out: Buffer, prim: str) -> int:
