@@ -18,7 +18,6 @@ from tunefarm.tuning.api import tune
 pytestmark = pytest.mark.timeout(500)
 
 KILLS, BUDGET = 6, 40
-STARTED_S = 5.0  # a worker process this old has finished its start-up (imports take 1-2 s)
 
 
 def _killer(pids_of, db_path: str, done: threading.Event, killed: list) -> threading.Thread:
@@ -70,26 +69,12 @@ def _drill(farm, pids_of, tmp_path, target):
     assert set(df.status) <= {"ok", "worker_lost", "timeout"} and (df.status == "ok").sum() >= BUDGET - KILLS
 
 
-def _age_s(pid: int) -> float:
-    """Seconds since process ``pid`` started (0 when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        with open("/proc/uptime") as f:
-            uptime = float(f.read().split()[0])
-    except OSError:
-        return 0.0
-    started = int(stat[stat.rfind(b")") + 2:].split()[19]) / os.sysconf("SC_CLK_TCK")
-    return uptime - started
-
-
 def test_six_sigkills_on_local_workers_do_not_end_the_job(tmp_path, target):
     from tunefarm.farm import LocalFarm
 
     with LocalFarm(2, target=target) as farm:
-        # workers past their start-up, busy with the job's items (a worker that dies while it starts counts
-        # toward the farm's start failures instead)
-        _drill(farm, lambda: [p for p in farm.worker_pids if _age_s(p) > STARTED_S], tmp_path, target)
+        # any live worker, a new one still starting up included: a SIGKILL is not a start failure
+        _drill(farm, lambda: farm.worker_pids, tmp_path, target)
 
 
 @pytest.mark.slow  # a private Ray starts for it (run by CI in the slow step)

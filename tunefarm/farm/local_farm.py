@@ -46,6 +46,7 @@ from ..target import as_target
 
 _START_TIMEOUT_S = 120.0
 _MAX_START_FAILURES = 3
+_MAX_START_KILLS = 10  # workers SIGKILLed during start-up in a row before the farm gives up
 SILENCE_S = 10.0  # a worker running an item that said nothing for this long has stopped: it is killed
 
 
@@ -229,7 +230,7 @@ class LocalFarm(Farm):
         self._retiring: list[_Worker] = []     # told to exit, not yet reaped
         self._queue = WorkQueue()
         self._next_token = 0
-        self._start_failures = 0
+        self._start_failures = self._start_kills = 0
         self._host = socket.gethostname()
 
     @property
@@ -401,7 +402,7 @@ class LocalFarm(Farm):
             if kind == "ready":
                 w.ready, w.worker_id = True, msg[1]
                 self.stats.uptime.up(w)
-                self._start_failures = 0
+                self._start_failures = self._start_kills = 0
             elif kind == "failed":
                 return self._start_failed(w, msg[1])
             elif kind == "start":
@@ -457,10 +458,14 @@ class LocalFarm(Farm):
             self._finish(running.item, DoneStatus.LOST, error=f"worker died with {_describe_exit(code)} while "
                          "running it", worker=w.worker_id, host=self._host, busy_secs=busy)
         elif not w.ready:
-            self._start_failures += 1
-            if self._start_failures >= _MAX_START_FAILURES:
-                raise FarmError(f"workers fail to start ({self._start_failures} times): a worker exited during "
-                                f"start-up with {_describe_exit(code)}")
+            # SIGKILL from outside (an operator, the OOM killer) says nothing about whether workers can start:
+            # it is only counted toward a looser bound, so a storm of kills still ends the farm eventually
+            killed = code == -signal.SIGKILL
+            self._start_kills += killed
+            self._start_failures += not killed
+            if self._start_failures >= _MAX_START_FAILURES or self._start_kills >= _MAX_START_KILLS:
+                raise FarmError(f"workers fail to start ({self._start_failures + self._start_kills} times): a "
+                                f"worker exited during start-up with {_describe_exit(code)}")
 
     def _timed_out(self, w: _Worker) -> None:
         running = w.sent.popleft()
