@@ -50,7 +50,7 @@ class _Log(logging.Handler):
 
 
 def _local_running(farm) -> list[tuple]:
-    """``(pid, handler, identity)`` of each LocalFarm worker's running item (drill tooling: farm internals)."""
+    """``(pid, handler)`` of each LocalFarm worker's running item (drill tooling: farm internals)."""
     out = []
     for w in list(farm._workers):
         try:
@@ -58,12 +58,12 @@ def _local_running(farm) -> list[tuple]:
         except IndexError:
             continue
         if w.started is not None:
-            out.append((w.process.pid, sent.item.work.handler, sent))
+            out.append((w.process.pid, sent.item.work.handler))
     return out
 
 
 def _ray_running(farm) -> list[tuple]:
-    """``(pid, handler, identity)`` of the item each RayFarm actor says it runs (drill tooling: farm internals)."""
+    """``(pid, handler)`` of the item each RayFarm actor says it runs (drill tooling: farm internals)."""
     out = []
     for s in [s for s in list(farm._slots) if s.state == "ready"]:
         try:
@@ -72,7 +72,7 @@ def _ray_running(farm) -> list[tuple]:
             continue
         call = next((c for c in list(s.calls) if c.token == snap["token"]), None)
         if call is not None and not snap["paused"] and s.worker_id:
-            out.append((int(s.worker_id.rsplit(":", 1)[1]), call.item.work.handler, call))
+            out.append((int(s.worker_id.rsplit(":", 1)[1]), call.item.work.handler))
     return out
 
 
@@ -112,9 +112,9 @@ class _Freezer:
 
     def __exit__(self, *exc):
         self.done.set()
-        self.thread.join(60)
-        for stop in self.stops:  # never leave a stopped process behind
-            for sig in (signal.SIGCONT, signal.SIGKILL):
+        self.thread.join(180)
+        for stop in self.stops:  # never leave a stopped process behind (one seen dead may be a new one's pid)
+            for sig in (signal.SIGCONT, signal.SIGKILL) if not stop["dead"] else ():
                 try:
                     os.kill(stop["pid"], sig)
                 except ProcessLookupError:
@@ -128,16 +128,16 @@ class _Freezer:
         while not self.done.is_set() and _stored(self.db_path) < STORED_BEFORE_STOP:
             time.sleep(0.2)
         while not self.done.is_set() and len(self.stops) < TRIES and self.hit is None:
-            found = self._running_one()
-            if found is None:
+            pid = self._running_one()
+            if pid is None:
                 continue
-            pid, ident = found
             os.kill(pid, signal.SIGSTOP)
-            stop = {"pid": pid, "at": time.time(), "killed_after": None, "hit": False}
+            stop = {"pid": pid, "at": time.time(), "killed_after": None, "dead": False, "hit": False}
             self.stops.append(stop)
-            while _alive(pid) and time.time() - stop["at"] < 300:
+            while _alive(pid) and time.time() - stop["at"] < 120:
                 time.sleep(0.05)
             stop["killed_after"] = time.time() - stop["at"]
+            stop["dead"] = not _alive(pid)
             deadline = time.time() + 10  # the job logs the item's end once its driver takes the result
             while not stop["hit"] and time.time() < deadline and not self.done.is_set():
                 stop["hit"] = self.log.since(stop["at"], _TIMED_OUT[self.handler])
@@ -149,9 +149,9 @@ class _Freezer:
             running = self.running()
         except Exception:  # noqa: BLE001 - the farm's bookkeeping changed under us: look again
             running = []
-        for pid, handler, ident in running:
+        for pid, handler in running:
             if handler == self.handler:
-                return pid, ident
+                return pid
         time.sleep(0.002)
         return None
 
