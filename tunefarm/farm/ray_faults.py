@@ -10,16 +10,35 @@ failures into outcomes:
 - a node that left the cluster has its items re-queued once (``requeue_limit``); a node that was drained for
   preemption (ray_nodes.py) has them re-queued without counting: losing a spot node is not the item's fault;
 - an item over budget: the actor's ``progress`` is asked first (paused time is not charged), then the actor is
-  ``ray.kill``ed (Ray restarts it) and the item is a TIMEOUT.
+  ``ray.kill``ed (Ray restarts it) and the item is a TIMEOUT. An actor that does not even answer and is
+  stopped (SIGSTOP) on the driver's own node is SIGKILLed as well: Ray's kill waits seconds for a process that
+  cannot answer before it sends SIGKILL itself, and the job waits that long for the item.
 """
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 
 from .ray_slots import ANSWER_EVERY_S, Batch, Call, Slot
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
+
+
+def kill_if_stopped(pid: int) -> bool:
+    """SIGKILL process ``pid`` of this host if it is a Ray worker that is stopped (``T``); True if it was."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+        if stat[stat.rfind(b")") + 2:][:1] != b"T" or not cmdline.startswith(b"ray::"):
+            return False
+        os.kill(pid, signal.SIGKILL)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _next_look(left_s: float) -> float:
@@ -67,6 +86,13 @@ class SlotFaults:
         lost, slot.lost = slot.lost, []
         self._kill_slot(slot)
         return self._verdict(slot, lost, node_alive=node_alive)
+
+    def _driver_node_id(self) -> str | None:
+        """The node this driver runs on (its processes' pids are this host's); None when Ray cannot say."""
+        try:
+            return self._ray.get_runtime_context().get_node_id()
+        except Exception:  # noqa: BLE001 - e.g. a Ray Client driver has no node of its own
+            return None
 
     def _node_alive(self, node_id: str) -> bool:
         """Whether the node stays (asked when its actor cannot be reached). A node being drained counts as
@@ -226,6 +252,8 @@ class SlotFaults:
                        head.timeout_s else "the worker stopped answering: it")
                 self._kill_for_timeout(s, head, f"{why} did not answer a progress query within "
                                        f"{self.progress_timeout_s:g} s; worker killed")
+                if s.node_id == self._driver_node_id() and s.worker_id:
+                    kill_if_stopped(int(s.worker_id.rsplit(":", 1)[1]))
         elif now >= head.deadline:
             head.progress_ref = s.actor.progress.remote()
             head.progress_deadline = now + self.progress_timeout_s
