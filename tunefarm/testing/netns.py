@@ -202,6 +202,9 @@ class HostNetwork:
     def remove(self, name: str) -> None:
         """Host ``name`` is gone for good: its processes killed, its namespace and link removed."""
         self.kill(name)
+        # the link goes first, by its bridge side: a deleted namespace is torn down by the kernel later (its
+        # veth with it), and a host of the same name added meanwhile would find its bridge port still taken
+        ip("-n", self.bridge_ns, "link", "del", self._port(name), check=False)
         ip("netns", "del", self.namespace(name))
         del self.hosts[name], self._init[name]
 
