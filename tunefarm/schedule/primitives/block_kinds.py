@@ -179,8 +179,9 @@ def _trivially_true(pred) -> bool:
 
 def region_cover_violation(sites: list, k: int, buf) -> str | None:
     """Why block ``sites[k]``'s reads of ``buf`` are not covered by what the earlier blocks of its scope write
-    of it (TVM's *region cover*), or None. Checked on the whole scope with constant bounds; a predicated read
-    is bounded by its predicate, which this does not analyse, so it passes."""
+    of it (TVM's *region cover*), or None. Checked on the whole scope with constant bounds, each clipped to the
+    buffer's shape as TVM does (a read past the edge is guarded); a predicated read is bounded by its predicate,
+    which this does not analyse, so it passes."""
     c = sites[k]
     producers = [p for p in sites[:k] if buf in p.writes]
     if not producers or buf in c.writes or not _trivially_true(c.realize.predicate):
@@ -194,6 +195,10 @@ def region_cover_violation(sites: list, k: int, buf) -> str | None:
         if want is None or any(h is None for h in have):
             continue
         lo, hi = min(h[0] for h in have), max(h[1] for h in have)
+        size = buf.shape[d]
+        if isinstance(size, E.IntImm):  # as TVM: both sides are clipped to the buffer (a guarded read's excess)
+            lo, hi = max(lo, 0), min(hi, size.value - 1)
+            want = (max(want[0], 0), min(want[1], size.value - 1))
         if lo > want[0] or hi < want[1]:
             return (f"block {c.name!r} reads {buf.name!r} beyond the region the blocks before it write "
                     f"(dimension {d}: reads {want[0]}..{want[1]}, written {lo}..{hi})")
