@@ -214,11 +214,38 @@ def test_reverse_compute_at_refuses_a_consumer_whose_guarded_reads_leave_the_buf
     s = Schedule(func)
     pad = s.get_block("pad")
     copy = s.cache_read(pad, 0, "local")
-    # TVM's region cover already refuses it (the copy writes rows 0..4 of what pad reads as -1..5) ...
-    _refused("reverse_compute_at", "not a stage pipeline: block 'pad' reads 'I_local' beyond",
+    # TVM's region cover clips the read (-1..5) to the buffer (0..4), which the copy writes: it passes, so the
+    # bounds check is what refuses it, predicated (a non-divisible split) or not
+    _refused("reverse_compute_at", "block 'pad' reads 'I_local' outside its bounds \\(dimension 2: -1..5\\)",
              lambda: s.reverse_compute_at(pad, s.get_loops(copy)[0], preserve_unit_loops=True))
-    # ... unless pad is predicated (a non-divisible split), which that check leaves alone
     s.split(s.get_loops(pad)[3], [None, 5, 3])
     _refused("reverse_compute_at", "block 'pad' reads 'I_local' outside its bounds \\(dimension 2: -1..5\\)",
              lambda: s.reverse_compute_at(pad, s.get_loops(copy)[0], preserve_unit_loops=True))
     _same_result(func, s.mod["main"])
+
+
+def test_parallel_sees_a_nested_reduction_through_its_enclosing_blocks_spatial_variable():
+    """A reduction nested in a block that binds the loop spatially is safe when its written indices use that
+    variable (blockize's outer block), and refused when they do not (every iteration updates one element)."""
+    template = '''
+@T.prim_func
+def nested(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("outer"):
+            vi = T.axis.spatial(8, i)
+            for k in range(8):
+                with T.block("inner"):
+                    vk = T.axis.reduce(8, k)
+                    with T.init():
+                        B[{index}] = T.float32(0)
+                    B[{index}] = B[{index}] + A[vi, vk]
+'''
+    func = from_source(template.format(index="vi"))
+    s = Schedule(func)
+    (i,) = s.get_loops(s.get_block("outer"))
+    s.parallel(i)
+    _same_result(func, s.mod["main"])
+    s = Schedule(from_source(template.format(index="0")))
+    (i,) = s.get_loops(s.get_block("outer"))
+    _refused("parallel", "loop 'i' is not bound into any spatial iteration variable of reduction block 'inner'",
+             lambda: s.parallel(i))

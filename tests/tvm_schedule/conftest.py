@@ -101,8 +101,6 @@ EXPECTED_FAILURES = {
     "cache_read_write::test_cache_read_nested_buffer_access": "cache_read does not rewrite a nested buffer access",
     "cache_read_write::test_cache_read_fail_multi_producer": _NOT_YET_RAISED + "cache_read of a buffer with several "
                                                                               "producers",
-    "cache_read_write::test_cache_write_fail_multi_producer": _NOT_YET_RAISED + "cache_write of a buffer with several "
-                                                                               "producers",
     "cache_read_write::test_cache_read_allocate_const": _ALLOCATE_CONST,
     "cache_read_write::test_cache_write_allocate_const": _ALLOCATE_CONST,
     "cache_read_write::test_inplace_cache_read": _SCRIPT + "T.call_extern is not read (opaque external calls)",
@@ -130,7 +128,6 @@ EXPECTED_FAILURES = {
     "compute_at::test_compute_at_simplify_symbolic_predicate": "compute_at over a symbolic extent: the predicate "
                                                                "is not simplified as TVM's",
     "compute_at::test_compute_at_non_perfect_channel_group": _SCRIPT + "a nested program uses an unsupported form",
-    "compute_at::test_fail_subtree_complete_block": _REGEX,
     "compute_at::test_fail_not_in_same_scope": _REGEX,
     "compute_at::test_fail_loop_is_ancestor_of_block": _REGEX,
     "compute_at::test_fail_output_block": _REGEX,
@@ -187,7 +184,6 @@ EXPECTED_FAILURES = {
     "split_fuse::test_fuse": "fuse writes a fused binding as fused % 16384 // 128; TVM as fused // 128 % 128",
     "split_fuse::test_split_with_predicate": "split: the predicate's terms come in another order than TVM's",
     "split_fuse::test_fuse_with_opaque_block": "fuse over an opaque block: the result's variables differ from TVM's",
-    "split_fuse::test_split_with_opaque_block": "split over an opaque block: the result's variables differ from TVM's",
     "split_fuse::test_fuse_symbolic": "fuse of symbolic extents: the fused extent is written differently",
     "split_fuse::test_fuse_not_affine": "fuse of a loop whose extent depends on another: extent written differently",
 

@@ -7,7 +7,8 @@ division / modulo by constants of a mixed-radix sum, which is what split and fus
 affine when
 
 - every binding is a constant plus one mixed-radix number of unit stride: its pieces, sorted by scale, have
-  scales ``1, e0, e0*e1, ...`` (``l * 16`` or ``i + j`` are not);
+  scales ``1, e0, e0*e1, ...`` (``l * 16`` or ``i + j`` are not; reorder alone admits overlap, see
+  ``is_affine_binding``);
 - no two pieces, across all bindings, share digits of one loop variable (``v0 * v0 + v1``, or ``i`` bound
   twice, are not);
 - every conjunct of the predicate that ties several pieces together (``i * 16384 + j * 128 + k < 100``) is
@@ -149,6 +150,26 @@ def _radix(pieces: list) -> list:
     return pieces
 
 
+def _covering(pieces: list) -> list:
+    """The pieces in TVM's surjective fusion order: from scale 1 up, each next piece the one whose scale is the
+    expected one (the product of the extents so far) or, failing that, the largest below it, so the sum takes
+    every value of its range, some more than once (``v0 * 2 + v1`` with ``v1`` in ``[0, 4)``); a gap fails."""
+    rest = sorted(pieces, key=lambda p: p[3])
+    if not rest or rest[0][3] != 1:
+        raise _NotAffine
+    out, expect = [], 1
+    while rest:
+        exact = [p for p in rest if p[3] == expect]
+        below = [p for p in rest if p[3] <= expect]
+        if not below:
+            raise _NotAffine
+        p = exact[0] if exact else max(below, key=lambda q: q[3])
+        rest.remove(p)
+        out.append(p)
+        expect = p[2] * p[3]
+    return out
+
+
 def _conjuncts(e) -> list:
     if isinstance(e, E.Binary) and e.op == "and":
         return _conjuncts(e.a) + _conjuncts(e.b)
@@ -200,9 +221,12 @@ def loop_domain(loops) -> dict | None:
     return dom
 
 
-def is_affine_binding(realize: S.BlockRealize, loops) -> bool:
+def is_affine_binding(realize: S.BlockRealize, loops, overlap: bool = False) -> bool:
     """Whether ``realize``'s bindings (and predicate) are quasi-affine in ``loops`` (see the module doc).
 
+    ``overlap`` also admits a binding whose pieces overlap without a gap (``_covering``), as TVM's surjective
+    level does; only reorder asks for it, since it changes no block's instances, only their order (the blocks'
+    own checks keep the strict rule: an overlapping spatial binding updates one element from two iterations).
     Loops with a symbolic range make the answer True: the rule needs constant extents, and refusing every
     symbolic-shape program would refuse what TVM accepts."""
     if not realize.iter_values:
@@ -213,7 +237,13 @@ def is_affine_binding(realize: S.BlockRealize, loops) -> bool:
     try:
         sums = [_rewrite(v, dom) for v in realize.iter_values]
         for s in sums:
-            s.pieces = _radix(s.pieces)
+            if overlap and s.pieces:
+                try:
+                    s.pieces = _radix(s.pieces)
+                except _NotAffine:
+                    s.pieces = _covering(s.pieces)
+            else:
+                s.pieces = _radix(s.pieces)
             if s.pieces and s.pieces[0][3] != 1:
                 return False
         _disjoint(sums)

@@ -18,7 +18,7 @@ from ..error import ScheduleError
 from ..tree import (block_with_annotations, find_block, find_loop, func_index, loop_with, loops_above, realize_with,
                     replace_path)
 from .block_kinds import concurrency_violation
-from .query import blocks_under
+from .query import blocks_under, uses_any
 
 ANNOTATION_TYPES = (bool, int, float, str)
 
@@ -31,9 +31,26 @@ def check_data_parallel(func: PrimFunc, loop: S.For, primitive: str) -> None:
     idx = func_index(func)
     direct = {id(r) for r in blocks_under(loop.body)}
     for realize, _ in iter_block_realizes(loop.body):
-        why = concurrency_violation(realize, loop, loops_above(idx.path(realize)), compact=id(realize) in direct)
+        path = idx.path(realize)
+        why = concurrency_violation(realize, loop, loops_above(path), compact=id(realize) in direct,
+                                    via=_carriers(path, loop, realize))
         if why:
             raise ScheduleError(primitive, why)
+
+
+def _carriers(path, loop: S.For, realize: S.BlockRealize) -> frozenset:
+    """The spatial iteration variables of the blocks between ``loop`` and ``realize`` whose bindings use the
+    loop (or such a variable of a block further out): distinct iterations of the loop give the nested block
+    distinct values of them, so a nested reduction indexed by one does not share an accumulator."""
+    reach = {loop.loop_var}
+    below = False
+    for node in path[:-1]:
+        below = below or node is loop
+        if below and isinstance(node, S.BlockRealize) and node is not realize:
+            for iv, value in zip(node.block.iter_vars, node.iter_values):
+                if iv.iter_type == "S" and uses_any(value, reach):
+                    reach.add(iv.var)
+    return frozenset(reach - {loop.loop_var})
 
 
 def _set_kind(func: PrimFunc, loop: E.Var, kind: str, primitive: str) -> PrimFunc:

@@ -27,7 +27,7 @@ from ..affine import is_affine_binding
 from ..error import ScheduleError
 from ..tree import enclosing_block, loops_above
 from .dataflow import ScopeInfo, expr_vars, interval, region_under, relax_loops
-from .query import binding_kinds, is_reduction_block
+from .query import binding_kinds, is_reduction_block, uses_any
 
 COMPLETE_RULES = {1: "not all its iteration variables are spatial", 2: "it is not the only writer of its outputs",
                   3: "it reads a buffer it writes"}
@@ -98,11 +98,14 @@ def compact_violation(realize: S.BlockRealize, loops) -> str | None:
             f"({REDUCTION_RULES[r]}), so its iterations may depend on each other")
 
 
-def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops, compact: bool = True) -> str | None:
+def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops, compact: bool = True,
+                          via: frozenset = frozenset()) -> str | None:
     """Why ``realize`` may not run under the parallel / vectorized ``loop``, or None: the loop must feed only
     spatial variables, must feed one of a reduction block's spatial variables (else every iteration updates the
     same accumulator), and the block must pass ``compact_violation`` (``loops``: from the block to its scope;
-    ``compact`` False for a block nested in another, which TVM checks only for the first two).
+    ``compact`` False for a block nested in another, which TVM checks only for the first two; ``via``: the
+    spatial variables of the blocks enclosing it that carry the loop, as blockize's outer block does: a
+    nested reduction whose written indices use one has a distinct accumulator per iteration).
     A loop of one iteration runs nothing concurrently."""
     if loop.const_extent() == 1:
         return None
@@ -110,7 +113,8 @@ def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops, compact: 
     kinds = binding_kinds(realize).get(loop.loop_var, set())
     if "R" in kinds:
         return f"loop {name!r} is bound into a reduction iteration variable of block {realize.block.name!r}"
-    if is_reduction_block(realize.block) and "S" not in kinds:
+    spatial = "S" in kinds or any(uses_any(r.min, via) for w in realize.block.writes for r in w.region)
+    if is_reduction_block(realize.block) and not spatial:
         return (f"loop {name!r} is not bound into any spatial iteration variable of reduction block "
                 f"{realize.block.name!r}; its iterations would update the same accumulator")
     why = compact_violation(realize, loops) if compact else None
@@ -179,8 +183,9 @@ def _trivially_true(pred) -> bool:
 
 def region_cover_violation(sites: list, k: int, buf) -> str | None:
     """Why block ``sites[k]``'s reads of ``buf`` are not covered by what the earlier blocks of its scope write
-    of it (TVM's *region cover*), or None. Checked on the whole scope with constant bounds; a predicated read
-    is bounded by its predicate, which this does not analyse, so it passes."""
+    of it (TVM's *region cover*), or None. Checked on the whole scope with constant bounds, each clipped to the
+    buffer's shape as TVM does (a read past the edge is guarded); a predicated read is bounded by its predicate,
+    which this does not analyse, so it passes."""
     c = sites[k]
     producers = [p for p in sites[:k] if buf in p.writes]
     if not producers or buf in c.writes or not _trivially_true(c.realize.predicate):
@@ -194,6 +199,10 @@ def region_cover_violation(sites: list, k: int, buf) -> str | None:
         if want is None or any(h is None for h in have):
             continue
         lo, hi = min(h[0] for h in have), max(h[1] for h in have)
+        size = buf.shape[d]
+        if isinstance(size, E.IntImm):  # as TVM: both sides are clipped to the buffer (a guarded read's excess)
+            lo, hi = max(lo, 0), min(hi, size.value - 1)
+            want = (max(want[0], 0), min(want[1], size.value - 1))
         if lo > want[0] or hi < want[1]:
             return (f"block {c.name!r} reads {buf.name!r} beyond the region the blocks before it write "
                     f"(dimension {d}: reads {want[0]}..{want[1]}, written {lo}..{hi})")

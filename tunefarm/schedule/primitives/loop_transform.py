@@ -145,10 +145,10 @@ def check_reorder_bindings(func: PrimFunc, chain: list, primitive: str) -> None:
                                                "each other in program order")
             continue
         loops = loops_above(idx.path(realize))
-        if is_affine_binding(realize, loops):
+        if is_affine_binding(realize, loops, overlap=True):
             continue
         k = next((i for i, lp in enumerate(loops) if lp is top), 0)
-        if not is_affine_binding(realize, loops[k:]):
+        if not is_affine_binding(realize, loops[k:], overlap=True):
             raise ScheduleError(primitive, f"block {realize.block.name!r} under the loops does not have an affine "
                                            f"binding in the loops from {top.loop_var.name!r} down (or a predicate "
                                            "ties them together); reordering them is not supported")
