@@ -140,3 +140,28 @@ def test_a_select_only_role_serves_the_page_and_no_password_shows(study_path, pg
     assert "no tunefarm study" in err_text and err_text.count("\n") == 1
     assert PASSWORD not in out + err_text and "***" in err_text
 
+
+
+def test_a_refresh_that_fails_half_way_counts_nothing_twice_and_a_restart_is_survived(study_path, pg_server):
+    url = str(study_path[0])
+    pg_server.grant_reader(url.rsplit("/", 1)[1])
+    study = Study(StudyQueries.open(url.replace("tuner:", "reader:")))
+    study.refresh()
+    with psycopg.connect(url, autocommit=True) as owner:
+        cols = [r[0] for r in owner.execute("SELECT column_name FROM information_schema.columns WHERE "
+                                            "table_name = 'records' AND column_name <> 'error'")]
+        # the reader may read every column but the error text: a refresh folds its counts, then fails on errors
+        owner.execute(f"REVOKE SELECT ON records FROM reader; GRANT SELECT ({', '.join(cols)}) ON records TO reader")
+        with psycopg.connect(url) as writer:
+            writer.execute(_copy_sql(writer), ("more", 5))
+        with pytest.raises(DatabaseError, match="may not do that") as err:
+            study.refresh()
+        assert PASSWORD not in str(err.value)
+        owner.execute("GRANT SELECT ON records TO reader")
+    assert study.refresh() == 413 and _shown(study.snapshot()) == _truth(url)
+    pg_server.restart_after(1.0).join()  # the dashboard's connection is dropped under it
+    with open_database(url) as db:
+        db.start_job("after the restart")
+    assert study.refresh() == 0 and len(study.snapshot()["jobs"]) == 3  # it reconnected
+    assert _shown(study.snapshot()) == _truth(url)
+    study.q.close()

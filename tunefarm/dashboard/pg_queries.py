@@ -44,6 +44,9 @@ class PgStudyQueries(StudyQueries):
         self.url, self.name = url, pg_connection.redact(url)
         self._secrets = pg_connection.secrets_of(url)
         super().__init__(self._connect(), self.name)
+        self.forget()
+
+    def forget(self) -> None:
         self.final = self.read_to = 0
         self.holes: list[tuple[int, int]] = []
         self.checkpoints: collections.deque = collections.deque()
@@ -69,10 +72,15 @@ class PgStudyQueries(StudyQueries):
     @contextlib.contextmanager
     def reading(self):
         """One snapshot for every statement of a refresh (counts, bests and holes agree with each other). A
-        connection the server dropped (a restart) is opened again here: the next refresh goes on from it."""
-        if self.conn.broken:
+        connection the server dropped (a restart) is opened again here, once, before anything is read."""
+        try:
+            self._rows("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except DatabaseError:
+            if not self.conn.broken:
+                raise
+            self.conn.close()
             self.conn = self._connect()
-        self._rows("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._rows("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
             yield
         finally:
@@ -81,8 +89,11 @@ class PgStudyQueries(StudyQueries):
 
     def new_span(self, last_id: int) -> tuple[Span, int]:
         """The ids to read now: the holes, and the ids above ``read_to``; and the highest visible id."""
-        hi, xmin, xmax = self._rows("SELECT (SELECT max(id) FROM records), pg_snapshot_xmin(s)::text, "
-                                    "pg_snapshot_xmax(s)::text FROM pg_current_snapshot() s")[0]
+        # PostgreSQL 13 renamed the txid_* functions (kept, deprecated): the old names on a 12 server
+        fn = "pg_{}" if self.conn.info.server_version >= 130000 else "txid_{}"
+        hi, xmin, xmax = self._rows(
+            f"SELECT (SELECT max(id) FROM records), {fn.format('snapshot_xmin')}(s)::text, "
+            f"{fn.format('snapshot_xmax')}(s)::text FROM {fn.format('current_snapshot')}() s")[0]
         self._xmin, self._xmax = int(xmin), int(xmax)
         hi = max(hi or 0, self.read_to)
         return Span(self.holes + [(self.read_to, hi)]), hi

@@ -97,6 +97,9 @@ class StudyQueries:
     def mark_read(self, span: Span, hi: int) -> None:
         """Called once the refresh folded ``span`` in (SQLite keeps no state beyond ``Study.last_id``)."""
 
+    def forget(self) -> None:
+        """Forget what was read (the totals start over); SQLite keeps nothing here."""
+
     @classmethod
     def open_sqlite(cls, path: str) -> "StudyQueries":
         """A read-only connection to an SQLite study (refuses a missing or non-tunefarm file)."""

@@ -100,7 +100,13 @@ class StudyService:
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
             except (AttributeError, OSError):
                 pass
-        self._study.set_medians(q.host_medians(), at_total)  # one attribute swap: the db thread reads either
+        try:
+            rows = q.host_medians()
+        except DatabaseError:  # a lost server: the next time opens a new connection
+            q.close()
+            self._medians_q.q = None
+            raise
+        self._study.set_medians(rows, at_total)  # one attribute swap: the db thread reads either
 
     def summary(self) -> dict:
         return self._call(lambda: self._refresh().snapshot())

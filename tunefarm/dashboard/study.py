@@ -103,9 +103,16 @@ class Study:
         self._medians_at = 0  # records in the study when the host medians were computed
 
     def refresh(self) -> int:
-        """Fold in the records that are new since the last refresh; returns how many there were."""
-        with self.q.reading():
-            return self._refresh()
+        """Fold in the records that are new since the last refresh; returns how many there were. A refresh that
+        fails half-way (a lost server, a refused read) has folded in part of its records: the totals start over
+        from nothing, so the next refresh reads the study whole rather than count those records twice."""
+        try:
+            with self.q.reading():
+                return self._refresh()
+        except BaseException:
+            self.__init__(self.q)
+            self.q.forget()
+            raise
 
     def _names(self, after_workload: int, after_target: int) -> None:
         for wid, key, name, flop in self.q.workloads_after(after_workload):
