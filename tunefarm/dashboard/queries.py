@@ -29,6 +29,7 @@ from typing import Any
 from tunefarm.database import liveness
 from tunefarm.database.base import URL_SCHEMES
 from tunefarm.database.connection import open_connection
+from tunefarm.database.errors import DatabaseError
 
 BUSY_TIMEOUT_S = 30.0
 # ids mixed before sampling: ids of interleaved tasks fall in arithmetic progressions that a plain modulo
@@ -74,8 +75,12 @@ class StudyQueries:
     def open(cls, name: str) -> "StudyQueries":
         """A read-only view of the study at a path (SQLite) or a ``postgresql://`` URL."""
         if name.startswith(URL_SCHEMES):
-            # psycopg is optional: only a PostgreSQL study loads it
-            from tunefarm.dashboard.pg_queries import PgStudyQueries
+            try:
+                # psycopg is optional: only a PostgreSQL study loads it
+                from tunefarm.dashboard.pg_queries import PgStudyQueries
+            except ImportError as e:
+                raise DatabaseError(f"a postgresql:// study needs the PostgreSQL client ({e.msg}): "
+                                    'pip install "tunefarm[postgres]"') from None
             return PgStudyQueries(name)
         return cls.open_sqlite(name)
 
