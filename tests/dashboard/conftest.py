@@ -1,21 +1,55 @@
-"""Fixtures of the dashboard tests: real SQLite studies and a real server on 127.0.0.1."""
+"""Fixtures of the dashboard tests: real studies (SQLite files, and under the ``postgres`` marker databases on a
+real PostgreSQL server the session starts) and a real dashboard server on 127.0.0.1."""
 from __future__ import annotations
+
+import itertools
 
 import pytest
 from dashtest_helpers import add_hostile
 
 from tunefarm.dashboard import DashboardServer
-from tunefarm.database import Database
+from tunefarm.database import open_database
+from tunefarm.testing.postgres_server import PostgresServer
 from tunefarm.testing.synthetic_study import build_study
+
+_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A private PostgreSQL server for the session. Never skips: a server that cannot start is a failure."""
+    server = PostgresServer()
+    try:
+        server.start()
+    except Exception as e:  # noqa: BLE001 - any reason the server could not run fails the tests that need it
+        server.stop()
+        pytest.fail(f"could not start a PostgreSQL server for the postgres tests: {e}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def kind(request) -> str:
+    return request.param
 
 
 @pytest.fixture
-def study_path(tmp_path):
-    path = tmp_path / "study.sqlite"
-    with Database(path) as db:
+def new_store(kind, tmp_path, request):
+    """``new_store(name)``: the name (a path, or a URL with the password) of a new empty store of this kind."""
+    if kind == "sqlite":
+        return lambda name="study": tmp_path / f"{name}.sqlite"
+    server = request.getfixturevalue("pg_server")
+    return lambda name="study": server.new_database(f"d{next(_NUMBERS)}_{name}")
+
+
+@pytest.fixture
+def study_path(new_store):
+    """A study of 412 records (a path or a URL) and what ``build_study`` made."""
+    name = new_store("study")
+    with open_database(str(name)) as db:
         info = build_study(db, 400, n_workloads=3, n_jobs=2)
         add_hostile(db)
-    return path, info
+    return name, info
 
 
 @pytest.fixture

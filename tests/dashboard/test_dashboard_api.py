@@ -1,4 +1,5 @@
-"""The dashboard's JSON endpoints against a real SQLite study and a real server on 127.0.0.1."""
+"""The dashboard's JSON endpoints against a real study and a real server on 127.0.0.1: the tests that take
+``study_path`` or ``new_store`` run on an SQLite file, and on a real PostgreSQL server under the ``postgres`` marker."""
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,8 @@ from tunefarm.cli import main as cli_main
 from tunefarm.dashboard import DashboardServer
 from tunefarm.dashboard.queries import StudyQueries
 from tunefarm.dashboard.study import SLICE_CAP, Study
-from tunefarm.database import Database
+from tunefarm.database import Database, open_database
+from tunefarm.testing.postgres_server import PASSWORD
 from tunefarm.database.errors import DatabaseError
 from tunefarm.testing.synthetic_study import TARGET, build_study
 
@@ -30,7 +32,7 @@ def _task(summary, name):
 
 def test_summary_matches_the_database(server, study_path):
     s = get_json(server.url + "api/summary")
-    with Database(study_path[0], readonly=True) as db:
+    with open_database(str(study_path[0]), readonly=True) as db:
         df = db.records()
         assert s["n_records"] == db.count_records() == len(df)
         assert s["last_record_id"] == int(df.record_id.max())
@@ -88,7 +90,7 @@ def test_task_endpoint_top_k_traces_and_decisions(server, study_path):
     s = get_json(server.url + "api/summary")
     t = _task(s, "matmul_64")
     d = get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=5")
-    with Database(study_path[0], readonly=True) as db:
+    with open_database(str(study_path[0]), readonly=True) as db:
         top = db.top_k(t["key"], 5, target=TARGET)
     assert [p["record_id"] for p in d["top"]] == [r.record_id for r in top]
     assert [p["us"] for p in d["top"]] == pytest.approx([r.median_us for r in top])
@@ -106,35 +108,34 @@ def test_task_endpoint_top_k_traces_and_decisions(server, study_path):
 def test_refresh_reads_only_new_records_and_follows_a_writer_process(study_path):
     path = str(study_path[0])
 
-    class Counting(StudyQueries):
-        """Counts the records each aggregate of a refresh covered (the id ranges it was asked about)."""
-        rows_read = 0
+    q = StudyQueries.open(path)
+    tallies, rows_read = q.tallies, [0]
 
-        def tallies(self, lo, hi):
-            rows = super().tallies(lo, hi)
-            Counting.rows_read += sum(r[4] for r in rows)
-            return rows
+    def counting(span):  # counts the records each refresh's aggregates covered (the id ranges it asked about)
+        rows = tallies(span)
+        rows_read[0] += sum(r[4] for r in rows)
+        return rows
 
-    q = Counting.open_sqlite(path)
+    q.tallies = counting
     study = Study(q)
     first = study.refresh()
-    assert first == Counting.rows_read == study.snapshot()["n_records"]
-    assert study.refresh() == 0 and Counting.rows_read == first
-    code = ("import sys; from tunefarm.database import Database; from tunefarm.testing.synthetic_study import "
-            "build_study; build_study(Database(sys.argv[1]), 150, n_workloads=2, n_jobs=1, seed=5)")
+    assert first == rows_read[0] == study.snapshot()["n_records"]
+    assert study.refresh() == 0 and rows_read[0] == first
+    code = ("import sys; from tunefarm.database import open_database; from tunefarm.testing.synthetic_study "
+            "import build_study; build_study(open_database(sys.argv[1]), 150, n_workloads=2, n_jobs=1, seed=5)")
     subprocess.run([sys.executable, "-c", code, path], check=True, cwd=REPO, timeout=120)
     assert study.refresh() == 150
-    assert Counting.rows_read == first + 150
+    assert rows_read[0] == first + 150
     snap = study.snapshot()
-    with Database(path, readonly=True) as db:
+    with open_database(path, readonly=True) as db:
         assert snap["n_records"] == db.count_records()
         assert len(snap["jobs"]) == len(db.jobs())
     q.close()
 
 
-def test_a_running_job_shows_live_state_rate_and_planned_tasks(tmp_path):
-    path = tmp_path / "live.sqlite"
-    with Database(path) as db:
+def test_a_running_job_shows_live_state_rate_and_planned_tasks(new_store):
+    path = new_store("live")
+    with open_database(str(path)) as db:
         db.commit_workload("wk-a", "live_a", "{}", 1e6)
         db.commit_workload("wk-b", "live_b", "{}", 1e6)
         job = db.start_job("live", {"max_trials": 50, "target": TARGET,
@@ -152,9 +153,9 @@ def test_a_running_job_shows_live_state_rate_and_planned_tasks(tmp_path):
             assert get_json(server.url + "api/summary")["jobs"][0]["state"] == "finished"
 
 
-def test_empty_study(tmp_path):
-    path = tmp_path / "empty.sqlite"
-    Database(path).close()
+def test_empty_study(new_store):
+    path = new_store("empty")
+    open_database(str(path)).close()
     with DashboardServer(str(path), port=0).start() as server:
         s = get_json(server.url + "api/summary")
         assert (s["n_records"], s["jobs"], s["tasks"], s["hosts"], s["throughput"]["series"]) == (0, [], [], [], [])
@@ -162,6 +163,7 @@ def test_empty_study(tmp_path):
         assert d["top"] == [] and d["decisions"] == []
 
 
+@pytest.mark.parametrize("kind", ["sqlite"])  # what only an SQLite file has
 def test_nothing_writes_and_nothing_outside_the_study_is_served(server, study_path):
     path = study_path[0]
     before = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -195,6 +197,7 @@ def test_the_command_serves_until_interrupted(study_path):
         line = proc.stdout.readline()
         assert line.startswith("tunefarm dashboard of ") and "http://127.0.0.1:" in line
         assert "(412 records read in " in line  # the study is read before the server listens
+        assert PASSWORD not in line and ("***@" in line) == str(study_path[0]).startswith("postgresql://")
         url = line.split(" at ")[1].split()[0]
         deadline = time.monotonic() + 30
         s = get_json(url + "api/summary")
@@ -205,6 +208,7 @@ def test_the_command_serves_until_interrupted(study_path):
     assert not math.isnan(s["tasks"][0]["best_us"])
 
 
+@pytest.mark.parametrize("kind", ["sqlite"])  # what only an SQLite file has
 def test_writer_processes_that_come_and_go_do_not_break_the_view(study_path):
     """Each writer process that exits checkpoints the WAL; the dashboard's connections must keep it from
     removing the WAL under them (the server's process opens a second connection for the host medians)."""
@@ -220,6 +224,7 @@ def test_writer_processes_that_come_and_go_do_not_break_the_view(study_path):
         assert s["n_records"] == 412 + 3 * 40
 
 
+@pytest.mark.parametrize("kind", ["sqlite"])  # what only an SQLite file has
 def test_confirmed_figures_show_where_the_schema_has_them(study_path):
     """A store whose records carry re-measured ("confirmed") figures: the top-k shows them beside the latency."""
     path = str(study_path[0])

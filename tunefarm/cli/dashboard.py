@@ -11,7 +11,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("dashboard", help="serve a live read-only web page over a trace database",
                        description="Serve a web page that follows a study while jobs write to it: jobs, "
                                    "tasks, best-so-far curves, top programs, decisions, hosts. Read-only.")
-    p.add_argument("--db", required=True, help="trace database file (SQLite)")
+    p.add_argument("--db", required=True,
+                   help="the study: a trace database file (SQLite) or a postgresql://user:password@host:port/dbname "
+                        "URL (a role that may only SELECT is enough; the password is never shown)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 shares it)")
     p.add_argument("--port", type=int, default=8080, help="port to bind (default 8080; 0 picks a free one)")
@@ -29,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
         server = DashboardServer(args.db, args.host, args.port)
     except OSError as e:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from e
-    print(f"tunefarm dashboard of {args.db} ({server.service.records_read():,} records read in "
+    print(f"tunefarm dashboard of {server.service.name} ({server.service.records_read():,} records read in "
           f"{time.perf_counter() - t0:.1f} s) at {server.url} (Ctrl-C stops it)", flush=True)
     try:
         server.serve_forever()

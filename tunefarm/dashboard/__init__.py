@@ -16,7 +16,8 @@ Choices, and why:
   no fonts, nothing from the network.
 * **Incremental reads** (``study.py``): records are append-only, so a refresh reads rows with an id above the
   last one seen and folds them into running aggregates; all SQL lives in ``queries.py``, portable, over the
-  store's DB-API connection.
+  store's DB-API connection: an SQLite file, or a PostgreSQL URL (``pg_queries.py``, which also re-reads ids
+  that commit after larger ones).
 * **Safety**: the connection is read-only, every endpoint is a GET that reads the study, static files come
   from a fixed allowlist, names reach the page only as text (``textContent``) and a Content-Security-Policy
   forbids inline script; the server binds 127.0.0.1 unless told otherwise.

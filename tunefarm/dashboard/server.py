@@ -55,6 +55,7 @@ class StudyService:
 
     def __init__(self, path: str):
         self.path = path
+        self.name = path  # what the study is called in output: a URL without its password, once opened
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tunefarm-dashboard-db")
         self._medians_pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tunefarm-dashboard-med")
         self._medians_q = threading.local()
@@ -67,7 +68,9 @@ class StudyService:
         return self._pool.submit(fn, *args).result(timeout=REQUEST_TIMEOUT_S)
 
     def _open(self) -> None:
-        self._study = Study(StudyQueries.open_sqlite(self.path))
+        q = StudyQueries.open(self.path)
+        self.name = q.name
+        self._study = Study(q)
         self._study.refresh()  # the whole study is read before the server listens: a first page is a refresh
 
     def _refresh(self) -> Study:
@@ -92,12 +95,18 @@ class StudyService:
     def _medians(self, at_total: int) -> None:
         q = getattr(self._medians_q, "q", None)
         if q is None:
-            q = self._medians_q.q = StudyQueries.open_sqlite_again(self.path)
-            try:  # Linux: niceness is per thread; the sort runs in SQLite without the GIL, so requests go first
+            q = self._medians_q.q = self._study.q.again()
+            try:  # Linux: niceness is per thread; the sort runs in the database without the GIL: requests go first
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
             except (AttributeError, OSError):
                 pass
-        self._study.set_medians(q.host_medians(), at_total)  # one attribute swap: the db thread reads either
+        try:
+            rows = q.host_medians()
+        except DatabaseError:  # a lost server: the next time opens a new connection
+            q.close()
+            self._medians_q.q = None
+            raise
+        self._study.set_medians(rows, at_total)  # one attribute swap: the db thread reads either
 
     def summary(self) -> dict:
         return self._call(lambda: self._refresh().snapshot())

@@ -20,7 +20,7 @@ import json
 import math
 import time
 
-from tunefarm.dashboard.queries import StudyQueries, mixed_id
+from tunefarm.dashboard.queries import Span, StudyQueries, mixed_id
 from tunefarm.database import liveness
 from tunefarm.target import target_label
 
@@ -103,28 +103,49 @@ class Study:
         self._medians_at = 0  # records in the study when the host medians were computed
 
     def refresh(self) -> int:
-        """Fold in the records that are new since the last refresh; returns how many there were."""
-        for wid, key, name, flop in self.q.workloads_after(max(self.workloads, default=0)):
+        """Fold in the records that are new since the last refresh; returns how many there were. A refresh that
+        fails half-way (a lost server, a refused read) has folded in part of its records: the totals start over
+        from nothing, so the next refresh reads the study whole rather than count those records twice."""
+        try:
+            with self.q.reading():
+                return self._refresh()
+        except BaseException:
+            self.__init__(self.q)
+            self.q.forget()
+            raise
+
+    def _names(self, after_workload: int, after_target: int) -> None:
+        for wid, key, name, flop in self.q.workloads_after(after_workload):
             self.workloads[wid] = {"key": key, "name": name, "flop": flop}
-        for tid, target in self.q.targets_after(max(self.targets, default=0)):
+        for tid, target in self.q.targets_after(after_target):
             self.targets[tid] = (target, target_label(target))
-        lo, hi = self.last_id, self.q.max_record_id()
-        if hi <= lo:
+
+    def _refresh(self) -> int:
+        self._names(max(self.workloads, default=0), max(self.targets, default=0))
+        new = self._fold_records()
+        if any(w not in self.workloads or t not in self.targets for w, t in self.tasks):
+            self._names(0, 0)  # a workload or target whose smaller id committed late (PostgreSQL): read them all
+        return new
+
+    def _fold_records(self) -> int:
+        span, hi = self.q.new_span(self.last_id)
+        if not span:
             return 0
         before = {k: t.n for k, t in self.tasks.items()}
-        for wid, tid, n, created, secs in self.q.improvements(lo, hi):
+        for wid, tid, n, created, secs in self.q.improvements(span):
             self._task_of(wid, tid).improve(before.get((wid, tid), 0) + n, created, secs)
-        new = self._fold_tallies(lo, hi)
-        for job, wid, tid, status, error, n in self.q.errors(lo, hi, ERROR_CHARS + 1):
+        new = self._fold_tallies(span)
+        for job, wid, tid, status, error, n in self.q.errors(span, ERROR_CHARS + 1):
             head = error_head(error, status)
             self.tasks[(wid, tid)].errors[head] += n
             if job is not None:
                 self.job_tasks[(job, wid, tid)].errors[head] += n
-        for host, status, n in self.q.host_statuses(lo, hi):
+        for host, status, n in self.q.host_statuses(span):
             self.host_statuses[host][status] += n
-        for job, b, n in self.q.bins(lo, hi, BIN_S * 1_000_000):
+        for job, b, n in self.q.bins(span, BIN_S * 1_000_000):
             self.bins[job][b] += n
-        self._sample(lo, hi)
+        self._sample(span)
+        self.q.mark_read(span, hi)
         self.last_id = hi
         return new
 
@@ -146,9 +167,9 @@ class Study:
             task = self.tasks[(wid, tid)] = _Task()
         return task
 
-    def _fold_tallies(self, lo: int, hi: int) -> int:
+    def _fold_tallies(self, span: Span) -> int:
         new = 0
-        for job, wid, tid, status, n, best, last in self.q.tallies(lo, hi):
+        for job, wid, tid, status, n, best, last in self.q.tallies(span):
             task = self._task_of(wid, tid)
             task.add(status, n, best)
             task.last_us = max(task.last_us, last)
@@ -161,13 +182,13 @@ class Study:
             new += n
         return new
 
-    def _sample(self, lo: int, hi: int) -> None:
+    def _sample(self, span: Span) -> None:
         """Extend each task's slice sample with the range's records that pass its stride."""
         strides = {k: t.want_stride() for k, t in self.tasks.items()}
         if not strides:
             return
         found: dict[tuple[int, int], list[int]] = collections.defaultdict(list)
-        for wid, tid, rid in self.q.sample_ids(lo, hi, min(strides.values())):
+        for wid, tid, rid in self.q.sample_ids(span, min(strides.values())):
             found[(wid, tid)].append(rid)
         for key, task in self.tasks.items():
             stride = strides[key]
