@@ -133,7 +133,7 @@ def test_a_read_only_role_reads_compiles_and_is_refused_writes(pg_server, tmp_pa
     from tunefarm.farm import LocalFarm
     from tunefarm.nn.models import mlp
 
-    url = pg_server.new_database("shared")
+    url = pg_server.new_database("team")
     params = course_mlp_params()
     mod, weights = mlp(params).export({"forward": {"x": nn.spec.Tensor((1, 784), "float32")}})
     with LocalFarm(num_workers=1) as farm:

@@ -1,5 +1,5 @@
 """Forms TVM's printer writes that the front end reads: scalar size parameters, let-bindings (``v: T.f32 = e``),
-``T.min_value`` / ``T.max_value``, ``dtype=`` on intrinsics and ``if_then_else``, and ``scope="shared"``.
+``T.min_value`` / ``T.max_value``, ``dtype=`` on intrinsics and ``if_then_else``, and ``scope='shared'``.
 Each program is built with LLVM and compared with numpy."""
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_a_let_read_before_its_buffer_is_written_again_is_refused():
 def test_max_value_dtype_keywords_and_shared_scope_build():
     @T.prim_func
     def clip_sqrt(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "int32"), C: T.Buffer((16,), "float32")):
-        S = T.alloc_buffer((16,), scope="shared")
+        S = T.alloc_buffer((16,), scope='shared')
         for i in range(16):
             with T.block("S"):
                 vi = T.axis.remap("S", [i])

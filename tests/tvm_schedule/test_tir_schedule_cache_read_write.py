@@ -71,7 +71,7 @@ def elementwise_reindex_cache_read(
     A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")
 ):
     B = T.alloc_buffer((128, 128))
-    B_shared = T.alloc_buffer((128, 64, 2), scope="shared")
+    B_shared = T.alloc_buffer((128, 64, 2), scope='shared')
     for i, j in T.grid(128, 128):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -97,7 +97,7 @@ def elementwise_reindex_cache_write(
     A: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")
 ):
     B = T.alloc_buffer((128, 128))
-    B_shared = T.alloc_buffer((128, 128), scope="shared")
+    B_shared = T.alloc_buffer((128, 128), scope='shared')
     for i, j in T.grid(128, 128):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -140,7 +140,7 @@ def reduce_reindex_cache_write_0(
     A: T.Buffer((128, 128, 128, 128), "float32"), C: T.Buffer((128, 128), "float32")
 ):
     B = T.alloc_buffer((128, 128, 128))
-    B_shared = T.alloc_buffer((128, 128, 128), scope="shared")
+    B_shared = T.alloc_buffer((128, 128, 128), scope='shared')
     for i, j, k in T.grid(128, 128, 128):
         for l in range(128):
             with T.block("B"):
@@ -169,8 +169,8 @@ def reduce_reindex_cache_write_1(
     A: T.Buffer((128, 128, 128, 128), "float32"), C: T.Buffer((128, 128), "float32")
 ):
     B = T.alloc_buffer((128, 128, 128))
-    B_shared = T.alloc_buffer((128, 128, 128), scope="shared")
-    C_shared = T.alloc_buffer((128, 128), scope="shared")
+    B_shared = T.alloc_buffer((128, 128, 128), scope='shared')
+    C_shared = T.alloc_buffer((128, 128), scope='shared')
     for i, j, k in T.grid(128, 128, 128):
         for l in range(128):
             with T.block("B"):
@@ -362,7 +362,7 @@ def reindex_cache_read_multi_consumer() -> None:
     A = T.alloc_buffer((128,))
     B = T.alloc_buffer((128,))
     C = T.alloc_buffer((128,))
-    A_shared = T.alloc_buffer((4, 32), scope="shared")
+    A_shared = T.alloc_buffer((4, 32), scope='shared')
     for i in range(8):
         for j in range(16):
             with T.block("A"):
@@ -716,7 +716,7 @@ def continuous_cache_read(a: T.handle, c: T.handle) -> None:
     A = T.match_buffer(a, (128, 128))
     C = T.match_buffer(c, (128, 128))
     B = T.alloc_buffer((128, 128))
-    B_shared = T.alloc_buffer((128, 128), scope="shared")
+    B_shared = T.alloc_buffer((128, 128), scope='shared')
     B_local = T.alloc_buffer((128, 128), scope="local")
     for i, j in T.grid(128, 128):
         with T.block("B"):
@@ -740,7 +740,7 @@ def continuous_cache_read(a: T.handle, c: T.handle) -> None:
 def block_predicate_cache_read() -> None:
     A = T.alloc_buffer([120], dtype="float32")
     B = T.alloc_buffer([120], dtype="float32")
-    A_shared = T.alloc_buffer([120], dtype="float32", scope="shared")
+    A_shared = T.alloc_buffer([120], dtype="float32", scope='shared')
     for i, j in T.grid(16, 8):
         with T.block("producer"):
             ax = T.axis.spatial(120, i * 8 + j)
@@ -1145,7 +1145,7 @@ def continuous_cache_write(a: T.handle, c: T.handle) -> None:
     A = T.match_buffer(a, (128, 128))
     B = T.alloc_buffer((128, 128))
     C = T.match_buffer(c, (128, 128))
-    B_shared = T.alloc_buffer((128, 128), scope="shared")
+    B_shared = T.alloc_buffer((128, 128), scope='shared')
     B_local = T.alloc_buffer((128, 128), scope="local")
     for i, j in T.grid(128, 128):
         with T.block("B"):
@@ -1169,7 +1169,7 @@ def continuous_cache_write(a: T.handle, c: T.handle) -> None:
 def block_predicate_cache_write_intermediate_buf() -> None:
     A = T.alloc_buffer([120], dtype="float32")
     B = T.alloc_buffer([120], dtype="float32")
-    A_shared = T.alloc_buffer([120], dtype="float32", scope="shared")
+    A_shared = T.alloc_buffer([120], dtype="float32", scope='shared')
     for i, j in T.grid(16, 8):
         with T.block("producer"):
             ax = T.axis.spatial(120, i * 8 + j)
@@ -1190,7 +1190,7 @@ def block_predicate_cache_write_intermediate_buf() -> None:
 def block_predicate_cache_write_output_buf() -> None:
     A = T.alloc_buffer([120], dtype="float32")
     B = T.alloc_buffer([120], dtype="float32")
-    B_shared = T.alloc_buffer([120], dtype="float32", scope="shared")
+    B_shared = T.alloc_buffer([120], dtype="float32", scope='shared')
     for i, j in T.grid(16, 8):
         with T.block("producer"):
             ax = T.axis.spatial(120, i * 8 + j)
@@ -1248,7 +1248,7 @@ def symbolic_matmul_blocked_cache_read(
                 B[0:4, v_i1_o * 32 : v_i1_o * 32 + 32],
             )
             T.writes(C[v_i0_o * 32 : v_i0_o * 32 + 32, v_i1_o * 32 : v_i1_o * 32 + 32])
-            A_shared = T.alloc_buffer((32, 4), scope="shared")
+            A_shared = T.alloc_buffer((32, 4), scope='shared')
             for ax0, ax1 in T.grid(32, 4):
                 with T.block("A_shared"):
                     v0 = T.axis.spatial(32, ax0)
@@ -1373,7 +1373,7 @@ def test_cache_read_location(use_block_name):
 def test_continuous_cache_read(use_block_name):
     sch = tir.Schedule(elementwise, debug_mask="all")
     block_c = "C" if use_block_name else sch.get_block("C")
-    sch.cache_read(block_c, 0, "shared")
+    sch.cache_read(block_c, 0, 'shared')
     sch.cache_read(block_c, 0, "local")
     assert_structural_equal_ignore_global_symbol(continuous_cache_read, sch.mod["main"])
     verify_trace_roundtrip(sch=sch, mod=elementwise)
@@ -1382,7 +1382,7 @@ def test_continuous_cache_read(use_block_name):
 def test_cache_read_with_block_predicate(use_block_name):
     sch = tir.Schedule(func_with_block_predicate, debug_mask="all")
     block = "consumer" if use_block_name else sch.get_block("consumer")
-    sch.cache_read(block, 0, "shared")
+    sch.cache_read(block, 0, 'shared')
     assert_structural_equal_ignore_global_symbol(block_predicate_cache_read, sch.mod["main"])
     verify_trace_roundtrip(sch=sch, mod=func_with_block_predicate)
 
@@ -1579,7 +1579,7 @@ def test_cache_write_location(use_block_name):
 def test_continuous_cache_write(use_block_name):
     sch = tir.Schedule(elementwise, debug_mask="all")
     block_b = "B" if use_block_name else sch.get_block("B")
-    sch.cache_write(block_b, 0, "shared")
+    sch.cache_write(block_b, 0, 'shared')
     sch.cache_write(block_b, 0, "local")
     assert_structural_equal_ignore_global_symbol(continuous_cache_write, sch.mod["main"])
     verify_trace_roundtrip(sch=sch, mod=elementwise)
@@ -1589,7 +1589,7 @@ def test_cache_write_with_block_predicate(use_block_name):
     # cache write for intermediate buffer
     sch = tir.Schedule(func_with_block_predicate, debug_mask="all")
     block = "producer" if use_block_name else sch.get_block("producer")
-    sch.cache_write(block, 0, "shared")
+    sch.cache_write(block, 0, 'shared')
     assert_structural_equal_ignore_global_symbol(
         block_predicate_cache_write_intermediate_buf, sch.mod["main"]
     )
@@ -1597,7 +1597,7 @@ def test_cache_write_with_block_predicate(use_block_name):
     # cache write for external buffer
     sch = tir.Schedule(func_with_block_predicate, debug_mask="all")
     block = "consumer" if use_block_name else sch.get_block("consumer")
-    sch.cache_write(block, 0, "shared")
+    sch.cache_write(block, 0, 'shared')
     assert_structural_equal_ignore_global_symbol(
         block_predicate_cache_write_output_buf, sch.mod["main"]
     )
@@ -1705,14 +1705,14 @@ def test_cache_write_allocate_const(use_decl_buffer):
 
 def test_reindex_cache_read():
     sch = tir.Schedule(elementwise, debug_mask="all")
-    sch.reindex_cache_read("C", 0, "shared", lambda i, j: (j, i // 2, i % 2))
+    sch.reindex_cache_read("C", 0, 'shared', lambda i, j: (j, i // 2, i % 2))
     assert_structural_equal_ignore_global_symbol(elementwise_reindex_cache_read, sch.mod["main"])
     verify_trace_roundtrip(sch=sch, mod=elementwise)
 
 
 def test_reindex_cache_read_multi_consumer():
     sch = tir.Schedule(func_multi_consumer)
-    sch.reindex_cache_read("B", 0, "shared", lambda i: (i // 32, i % 32))
+    sch.reindex_cache_read("B", 0, 'shared', lambda i: (i // 32, i % 32))
     assert_structural_equal_ignore_global_symbol(reindex_cache_read_multi_consumer, sch.mod["main"])
     # NOTE(zihao): we do not verify trace roundtrip because of in set analysis issues.
 
@@ -1723,7 +1723,7 @@ def test_reindex_cache_read_fail_not_match():
         sch.reindex_cache_read(
             "C",
             0,
-            "shared",
+            'shared',
             lambda i, j: j * 2,
         )
 
@@ -1731,21 +1731,21 @@ def test_reindex_cache_read_fail_not_match():
 def test_reindex_cache_read_failed_not_single_point():
     sch = tir.Schedule(access_under_scope, debug_mask="all")
     with pytest.raises(tvm.tir.ScheduleError):
-        sch.reindex_cache_read("scope", 0, "shared", lambda i, j: (i, j))
+        sch.reindex_cache_read("scope", 0, 'shared', lambda i, j: (i, j))
 
 
 def test_reindex_cache_write():
     sch = tir.Schedule(elementwise, debug_mask="all")
-    sch.reindex_cache_write("B", 0, "shared", lambda i, j: (j, i))
+    sch.reindex_cache_write("B", 0, 'shared', lambda i, j: (j, i))
     assert_structural_equal_ignore_global_symbol(elementwise_reindex_cache_write, sch.mod["main"])
     verify_trace_roundtrip(sch=sch, mod=elementwise)
 
 
 def test_reindex_cache_write_reduce():
     sch = tir.Schedule(reduce, debug_mask="all")
-    sch.reindex_cache_write("B", 0, "shared", lambda i, j, k, l: (j, i, k))
+    sch.reindex_cache_write("B", 0, 'shared', lambda i, j, k, l: (j, i, k))
     assert_structural_equal_ignore_global_symbol(reduce_reindex_cache_write_0, sch.mod["main"])
-    sch.reindex_cache_write("C", 0, "shared", lambda i, j, k: [j, i])
+    sch.reindex_cache_write("C", 0, 'shared', lambda i, j, k: [j, i])
     assert_structural_equal_ignore_global_symbol(reduce_reindex_cache_write_1, sch.mod["main"])
     verify_trace_roundtrip(sch=sch, mod=reduce)
 
@@ -1756,7 +1756,7 @@ def test_reindex_cache_write_fail_not_match():
         sch.reindex_cache_write(
             "B",
             0,
-            "shared",
+            'shared',
             lambda i, j: i,
         )
 
@@ -1764,13 +1764,13 @@ def test_reindex_cache_write_fail_not_match():
 def test_reindex_cache_write_fail_not_single_point():
     sch = tir.Schedule(access_under_scope, debug_mask="all")
     with pytest.raises(tvm.tir.ScheduleError):
-        sch.reindex_cache_write("scope", 0, "shared", lambda i, j: (i, j))
+        sch.reindex_cache_write("scope", 0, 'shared', lambda i, j: (i, j))
 
 
 def test_symbolic_matmul_blocked_cache_read(use_block_name):
     sch = tir.Schedule(symbolic_matmul_blocked, debug_mask="all")
     block = "matmul" if use_block_name else sch.get_block("matmul")
-    sch.cache_read(block=block, read_buffer_index=0, storage_scope="shared")
+    sch.cache_read(block=block, read_buffer_index=0, storage_scope='shared')
     assert_structural_equal_ignore_global_symbol(
         sch.mod["main"], symbolic_matmul_blocked_cache_read
     )

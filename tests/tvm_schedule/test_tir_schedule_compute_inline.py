@@ -760,10 +760,10 @@ class Conv2dInt8_TensorCore_with_predicate_before:
             T.writes()
             T.block_attr({"meta_schedule.unroll_explicit":1024})
             compute_3 = T.alloc_buffer([16, 56, 56, 256], dtype="int32")
-            conv2d_nhwc_reindex_shared = T.alloc_buffer([50176, 256], dtype="int32", scope="shared")
+            conv2d_nhwc_reindex_shared = T.alloc_buffer([50176, 256], dtype="int32", scope='shared')
             conv2d_nhwc_reindex_shared_wmma_accumulator = T.alloc_buffer([50176, 256], dtype="int32", scope="wmma.accumulator")
-            pad_temp_reindex_shared = T.alloc_buffer([50176, 64], dtype="int8", scope="shared")
-            p1_reindex_shared = T.alloc_buffer([1, 1, 256, 64], dtype="int8", scope="shared")
+            pad_temp_reindex_shared = T.alloc_buffer([50176, 64], dtype="int8", scope='shared')
+            p1_reindex_shared = T.alloc_buffer([1, 1, 256, 64], dtype="int8", scope='shared')
             pad_temp_reindex_shared_wmma_matrix_a = T.alloc_buffer([50176, 64], dtype="int8", scope="wmma.matrix_a")
             p1_reindex_shared_wmma_matrix_b = T.alloc_buffer([1, 1, 256, 64], dtype="int8", scope="wmma.matrix_b")
             for ax2_0_0_ax3_0_0_fused in T.thread_binding(32, thread="blockIdx.y"):
@@ -878,10 +878,10 @@ class Conv2dInt8_TensorCore_with_predicate_after:
             T.reads()
             T.writes()
             T.block_attr({"meta_schedule.unroll_explicit": 1024})
-            conv2d_nhwc_reindex_shared = T.alloc_buffer((50176, 256), "int32", scope="shared")
+            conv2d_nhwc_reindex_shared = T.alloc_buffer((50176, 256), "int32", scope='shared')
             conv2d_nhwc_reindex_shared_wmma_accumulator = T.alloc_buffer((50176, 256), "int32", scope="wmma.accumulator")
-            pad_temp_reindex_shared = T.alloc_buffer((50176, 64), "int8", scope="shared")
-            p1_reindex_shared = T.alloc_buffer((1, 1, 256, 64), "int8", scope="shared")
+            pad_temp_reindex_shared = T.alloc_buffer((50176, 64), "int8", scope='shared')
+            p1_reindex_shared = T.alloc_buffer((1, 1, 256, 64), "int8", scope='shared')
             pad_temp_reindex_shared_wmma_matrix_a = T.alloc_buffer((50176, 64), "int8", scope="wmma.matrix_a")
             p1_reindex_shared_wmma_matrix_b = T.alloc_buffer((1, 1, 256, 64), "int8", scope="wmma.matrix_b")
             for ax2_0_0_ax3_0_0_fused in T.thread_binding(32, thread="blockIdx.y"):
@@ -1413,8 +1413,8 @@ def test_reverse_compute_inline_layer_norm():
         n = T.int64()
         lv6 = T.match_buffer(p_lv6, (T.int64(1), n, T.int64(2560)))
         var_compute_intermediate = T.match_buffer(p_output0, (T.int64(1), n, T.int64(2560)), "float16")
-        A_red_temp_v0_shared = T.alloc_buffer((T.int64(1), n), scope="shared")
-        A_red_temp_v1_shared = T.alloc_buffer((T.int64(1), n), scope="shared")
+        A_red_temp_v0_shared = T.alloc_buffer((T.int64(1), n), scope='shared')
+        A_red_temp_v1_shared = T.alloc_buffer((T.int64(1), n), scope='shared')
         var_T_layer_norm_intermediate = T.alloc_buffer((T.int64(1), n, T.int64(2560)))
         for ax0_ax1_fused in T.thread_binding(n, thread="blockIdx.x", annotations={"pragma_auto_unroll_max_step": 256, "pragma_unroll_explicit": 1}):
             for ax0, ax1, ax2_0 in T.grid(T.int64(1), T.int64(1), T.int64(10)):
@@ -1455,8 +1455,8 @@ def test_reverse_compute_inline_layer_norm():
         lv6 = T.match_buffer(p_lv6, (T.int64(1), n, T.int64(2560)))
         var_compute_intermediate = T.match_buffer(p_output0, (T.int64(1), n, T.int64(2560)), "float16")
         # with T.block("root"):
-        A_red_temp_v0_shared = T.alloc_buffer((T.int64(1), n), scope="shared")
-        A_red_temp_v1_shared = T.alloc_buffer((T.int64(1), n), scope="shared")
+        A_red_temp_v0_shared = T.alloc_buffer((T.int64(1), n), scope='shared')
+        A_red_temp_v1_shared = T.alloc_buffer((T.int64(1), n), scope='shared')
         for ax0_ax1_fused in T.thread_binding(n, thread="blockIdx.x", annotations={"pragma_auto_unroll_max_step": 256, "pragma_unroll_explicit": 1}):
             for ax0, ax1, ax2_0 in T.grid(T.int64(1), T.int64(1), T.int64(10)):
                 for ax2_1 in T.thread_binding(T.int64(256), thread="threadIdx.x"):

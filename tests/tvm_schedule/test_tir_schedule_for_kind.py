@@ -376,7 +376,7 @@ def nested_block_bind_after_cache_read(
     for i in T.serial(16):
         with T.block("outer"):
             vi = T.axis.spatial(16, i)
-            A_shared = T.alloc_buffer([1, 16], dtype="float32", scope="shared")
+            A_shared = T.alloc_buffer([1, 16], dtype="float32", scope='shared')
             for ax0, ax1 in T.grid(1, 16):
                 with T.block("A_shared"):
                     v0 = T.axis.spatial(16, vi + ax0)
@@ -397,7 +397,7 @@ def thread_bound_nested_block_after_cache_read(
     for i in T.thread_binding(16, thread="blockIdx.x"):
         with T.block("outer"):
             vi = T.axis.spatial(16, i)
-            A_shared = T.alloc_buffer([1, 16], dtype="float32", scope="shared")
+            A_shared = T.alloc_buffer([1, 16], dtype="float32", scope='shared')
             for ax0, ax1 in T.grid(1, 16):
                 with T.block("A_shared"):
                     v0 = T.axis.spatial(16, vi + ax0)

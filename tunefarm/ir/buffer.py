@@ -4,14 +4,14 @@ from __future__ import annotations
 from .dtype import DType, check_dtype, nbytes
 from .expr import BufferLoad, IntImm, PrimExpr, Var, as_expr
 
-SCOPES = ("global", "local", "shared", "shared.dyn")
+SCOPES = ('global', 'local', 'shared', 'shared.dyn')
 
 
 class Buffer:
     """A multi-dimensional array in row-major layout.
 
     ``scope`` is ``"global"`` (parameters and ordinary allocations) or ``"local"`` (small per-thread scratch
-    lowered to a stack allocation); ``"shared"`` / ``"shared.dyn"`` (a GPU block's memory in TVM) are read so that
+    lowered to a stack allocation); ``'shared'`` / ``'shared.dyn'`` (a GPU block's memory in TVM) are read so that
     TVM programs load, and a CPU build places them as it places ``"global"`` allocations, as TVM's CPU build does. Identity matters: the same Buffer object is the same memory.
     """
 
