@@ -16,7 +16,8 @@ from ...ir.function import PrimFunc
 from ...ir.functor import substitute
 from ...ir.regions import infer_block_regions
 from ..error import ScheduleError
-from ..tree import block_names, find_loop, replace_path
+from .dataflow import fresh_name
+from ..tree import find_loop, replace_path
 
 PRIM = "blockize"
 
@@ -80,14 +81,6 @@ def _outer_init(init, inner_ivs: list, inner_values: list, loops: list[S.For], n
     return stmt
 
 
-def _unique(func: PrimFunc, name: str) -> str:
-    taken, k, out = set(block_names(func)), 0, name
-    while out in taken:
-        k += 1
-        out = f"{name}_{k}"
-    return out
-
-
 def blockize(func: PrimFunc, loop: E.Var, preserve_unit_iters: bool = True) -> tuple[PrimFunc, str]:
     """Long because it builds the three parts of the result (inner block, outer init, outer block) in one pass
     over the bindings, as TVM's DeriveBlockBinding does.
@@ -123,8 +116,8 @@ def blockize(func: PrimFunc, loop: E.Var, preserve_unit_iters: bool = True) -> t
     init = None
     if block.init is not None:
         init_subst = substitute(block.init, vmap)
-        init = _outer_init(init_subst, inner_ivs, inner_values, loops, _unique(func, block.name + "_init"))
-    name = _unique(func, block.name + "_o")
+        init = _outer_init(init_subst, inner_ivs, inner_values, loops, fresh_name(func, block.name + "_init"))
+    name = fresh_name(func, block.name + "_o")
     outer_block = S.Block(name, outer_ivs, body=new_body, init=init)
     reads, writes = infer_block_regions(outer_block)
     outer_block = outer_block.replace(reads=reads, writes=writes)

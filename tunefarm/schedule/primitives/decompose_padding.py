@@ -17,7 +17,8 @@ from ...ir.function import PrimFunc
 from ...ir.functor import IRMutator, collect_vars, substitute
 from ...ir.regions import infer_block_regions
 from ..error import ScheduleError
-from ..tree import all_loops_above, block_names, find_block, replace_path
+from .dataflow import fresh_name
+from ..tree import all_loops_above, find_block, replace_path
 
 PRIM = "decompose_padding"
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -93,14 +94,6 @@ def can_decompose_padding(func: PrimFunc, block_name: str, loop: E.Var) -> bool:
                for iv in block.iter_vars)
 
 
-def _unique(func: PrimFunc, name: str) -> str:
-    taken, k, out = set(block_names(func)), 0, name
-    while out in taken:
-        k += 1
-        out = f"{name}_{k}"
-    return out
-
-
 def decompose_padding(func: PrimFunc, block_name: str, loop: E.Var) -> tuple[PrimFunc, str]:
     """Long because it builds both loop nests (the fill and the shrunk copy) from one walk of the bindings.
 
@@ -117,7 +110,7 @@ def decompose_padding(func: PrimFunc, block_name: str, loop: E.Var) -> tuple[Pri
     fmap = {lp.loop_var: lp.loop_var.copy_with_name() for lp in inner}
     fvars = {iv.var: iv.var.copy_with_name() for iv in block.iter_vars}
     store = block.body
-    fill = S.Block(_unique(func, block_name + "_pad_const"), [S.IterVar(fvars[iv.var], iv.dom, "S")
+    fill = S.Block(fresh_name(func, block_name + "_pad_const"), [S.IterVar(fvars[iv.var], iv.dom, "S")
                                                                for iv in block.iter_vars],
                    body=S.BufferStore(store.buffer, store.value.false_value,
                                       tuple(substitute(i, fvars) for i in store.indices)))

@@ -21,7 +21,8 @@ from ...ir.regions import infer_block_regions
 from ...ir.stmt_functor import seq_items
 from ..error import ScheduleError
 from ..index_map import index_map_text
-from ..tree import all_block_realizes, block_names, find_block, replace_path
+from .dataflow import fresh_name
+from ..tree import all_block_realizes, find_block, replace_path
 from .query import blocks_under
 
 
@@ -70,15 +71,7 @@ def _cache_buffer(func: PrimFunc, buf: Buffer, scope: str, indices: list, ivs, a
         shape.append(E.const(b[1] + 1, e.dtype))
     if scope not in SCOPES:
         raise ScheduleError(prim, f"unknown storage scope {scope!r}; use one of {SCOPES}")
-    return Buffer(_unique(func, f"{buf.name}_{scope}"), shape, buf.dtype, scope)
-
-
-def _unique(func: PrimFunc, name: str) -> str:
-    taken, k, out = set(block_names(func)), 0, name
-    while out in taken:
-        k += 1
-        out = f"{name}_{k}"
-    return out
+    return Buffer(fresh_name(func, f"{buf.name}_{scope}"), shape, buf.dtype, scope)
 
 
 def _copy_nest(path, lca_depth: int, realize: S.BlockRealize, ivs: list, body_of, name: str):
