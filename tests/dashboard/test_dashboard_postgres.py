@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 
-import psycopg
 import pytest
 from dashtest_helpers import get, get_json
 
@@ -19,6 +18,14 @@ from tunefarm.database.errors import DatabaseError
 from tunefarm.testing.postgres_server import PASSWORD
 
 pytestmark = [pytest.mark.postgres, pytest.mark.parametrize("kind", ["postgresql"])]
+
+
+def _connect(url: str, **kw):
+    """psycopg comes with the postgres extra; only the postgres run, which installs it, reaches these tests' bodies."""
+    import psycopg
+    return psycopg.connect(url, **kw)
+
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # a copy of record %(src)s under a new uid, inserted WITHOUT the store's write lock: concurrent transactions draw
@@ -52,7 +59,7 @@ def test_a_smaller_id_that_commits_later_is_counted_once_and_a_rolled_back_one_n
     url = str(study_path[0])
     study = Study(StudyQueries.open(url))
     assert study.refresh() == 412
-    late, gone, early = (psycopg.connect(url) for _ in range(3))  # transactions, not autocommit
+    late, gone, early = (_connect(url) for _ in range(3))  # transactions, not autocommit
     copy = _copy_sql(late)
     wids = [conn.execute("INSERT INTO workloads (key, name, ir_json, flop, created_us) VALUES (%s, %s, '{}', 1e6, 0) "
                          "RETURNING id", (f"k-{name}", f"late_{name}")).fetchone()[0]
@@ -93,7 +100,7 @@ with psycopg.connect(url) as conn:
 
 def test_refreshes_beside_writers_that_commit_out_of_order_count_every_record_once(study_path):
     url = str(study_path[0])
-    with psycopg.connect(url) as conn:
+    with _connect(url) as conn:
         copy = _copy_sql(conn)
     study = Study(StudyQueries.open(url))
     study.refresh()
@@ -124,7 +131,7 @@ def test_a_select_only_role_serves_the_page_and_no_password_shows(study_path, pg
         d = get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=3")
         assert len(d["top"]) == 3
         server.service.wait_medians()  # the second connection (host medians) reads as the reader too
-        with psycopg.connect(url, autocommit=True) as owner:
+        with _connect(url, autocommit=True) as owner:
             owner.execute("REVOKE SELECT ON records FROM reader")
         status, _, body = get(server.url + "api/summary")  # a failing read answers one line, no password
         assert status == 503 and b"may not do that" in body and PASSWORD.encode() not in body
@@ -147,12 +154,12 @@ def test_a_refresh_that_fails_half_way_counts_nothing_twice_and_a_restart_is_sur
     pg_server.grant_reader(url.rsplit("/", 1)[1])
     study = Study(StudyQueries.open(url.replace("tuner:", "reader:")))
     study.refresh()
-    with psycopg.connect(url, autocommit=True) as owner:
+    with _connect(url, autocommit=True) as owner:
         cols = [r[0] for r in owner.execute("SELECT column_name FROM information_schema.columns WHERE "
                                             "table_name = 'records' AND column_name <> 'error'")]
         # the reader may read every column but the error text: a refresh folds its counts, then fails on errors
         owner.execute(f"REVOKE SELECT ON records FROM reader; GRANT SELECT ({', '.join(cols)}) ON records TO reader")
-        with psycopg.connect(url) as writer:
+        with _connect(url) as writer:
             writer.execute(_copy_sql(writer), ("more", 5))
         with pytest.raises(DatabaseError, match="may not do that") as err:
             study.refresh()
