@@ -4,12 +4,13 @@ A padding program reads ``x[i - 3]`` only where ``i >= 3``; elsewhere the addres
 once a loop is unrolled, a whole copy's addresses may), which LLVM treats as undefined behaviour. So a select
 with a side that loads is emitted as:
 
-- a branch, when its condition is one scalar (scalar code, or a condition every vector lane shares): only the
-  side picked is evaluated, with plain vector loads;
-- masked reads, when the condition differs by lane: each side is evaluated under a lane mask (its condition,
-  and-ed with the mask of any select it is nested in), and every load in it reads only the lanes of its mask.
-  A unit-stride load becomes ``llvm.masked.load`` (one masked move on AVX2 and AVX-512); a gathered lane, or a
-  lane-invariant load no lane of the mask needs, reads a zeroed stack slot instead of the buffer.
+- in scalar code, a branch: only the side picked is evaluated;
+- in a vector loop, masked reads: each side is evaluated under a lane mask (its condition, broadcast when the
+  lanes share it, and-ed with the mask of any select it is nested in), and every load in it reads only the
+  lanes of its mask. A unit-stride load becomes ``llvm.masked.load`` (one masked move on AVX2 and AVX-512); a
+  gathered lane, or a lane-invariant load no lane of the mask needs, reads a zeroed stack slot instead. A
+  branch would do for a condition the lanes share, but the phi joining a ragged vector (30 lanes) is split
+  into one register per lane: 20x slower than the masked load (``benchmarks/bench_guarded_reads.py``).
 
 Lanes not read hold 0, so nothing computed from them can trap (a division by a loaded value stays guarded).
 """
@@ -34,26 +35,24 @@ class GuardedReads:
     def _e_Select(self, e: E.Select):
         c = self.typed(e.cond, "bool")
         if reads_memory(e.true_value) or reads_memory(e.false_value):
-            if self.lanes_of(c) == 1:
+            if self.vc is None:
                 return self._branching_select(c, e)
-            return self._masked_select(c, e)
+            return self._masked_select(self.broadcast(c, self.vc.lanes), e)
         t = self.typed(e.true_value, e.dtype)
         f = self.typed(e.false_value, e.dtype)
         c, t, f = self.match(c, t, f)
         return self.builder.select(c, t, f)
 
     def _branching_select(self, c: ir.Value, e: E.Select) -> ir.Value:
-        """Evaluate only the side ``c`` picks; in a vector loop both sides end as vectors unless the whole
-        select is lane-invariant."""
+        """Scalar code: evaluate only the side ``c`` picks."""
         b = self.builder
-        lanes = 1 if self.is_invariant(e) else self.vc.lanes
         then_bb, else_bb = b.append_basic_block("select.true"), b.append_basic_block("select.false")
         end_bb = b.append_basic_block("select.end")
         b.cbranch(c, then_bb, else_bb)
         values = []
         for bb, side in ((then_bb, e.true_value), (else_bb, e.false_value)):
             b.position_at_end(bb)
-            values.append((self.broadcast(self.typed(side, e.dtype), lanes), b.block))
+            values.append((self.typed(side, e.dtype), b.block))
             b.branch(end_bb)
         b.position_at_end(end_bb)
         phi = b.phi(values[0][0].type)
