@@ -179,22 +179,13 @@ class Trace:
 
     def replay(self, func_or_mod, decisions: dict | None = None, seed: int | None = None):
         """A new Schedule of ``func_or_mod`` with this trace applied (see ``apply_to_schedule``)."""
-        sch = _schedule_class()(func_or_mod, seed=seed)
+        # cycle: a Schedule's ``trace`` is a Trace (schedule.py imports this module at its top), and a Trace
+        # replays into a new Schedule; Python imports a module once, so this costs a dictionary lookup
+        from .schedule import Schedule
+
+        sch = Schedule(func_or_mod, seed=seed)
         self.apply_to_schedule(sch, decisions)
         return sch
-
-
-def _schedule_class():
-    """``Schedule`` (imported on first use: ``schedule.py`` imports this module)."""
-    global _SCHEDULE
-    if _SCHEDULE is None:
-        from .schedule import Schedule  # cycle: schedule.py imports this module
-
-        _SCHEDULE = Schedule
-    return _SCHEDULE
-
-
-_SCHEDULE = None
 
 
 def _copy(decision):
