@@ -7,10 +7,11 @@ with a side that loads is emitted as:
 - in scalar code, a branch: only the side picked is evaluated;
 - in a vector loop, masked reads: each side is evaluated under a lane mask (its condition, broadcast when the
   lanes share it, and-ed with the mask of any select it is nested in), and every load in it reads only the
-  lanes of its mask. A unit-stride load becomes ``llvm.masked.load`` (one masked move on AVX2 and AVX-512); a
-  gathered lane, or a lane-invariant load no lane of the mask needs, reads a zeroed stack slot instead. A
-  branch would do for a condition the lanes share, but the phi joining a ragged vector (30 lanes) is split
-  into one register per lane: 20x slower than the masked load (``benchmarks/bench_guarded_reads.py``).
+  lanes of its mask. A unit-stride load becomes ``llvm.masked.load`` (one masked move: 32- and 64-bit
+  elements on AVX2, any on AVX-512BW); a gathered lane, or a lane-invariant load no lane of the mask needs,
+  reads a zeroed stack slot instead. A branch would do for a condition the lanes share, but the phi joining a
+  ragged vector (30 lanes) is split into one register per lane: 20x slower than the masked load
+  (``benchmarks/bench_guarded_reads.py``).
 
 Lanes not read hold 0, so nothing computed from them can trap (a division by a loaded value stays guarded).
 """
