@@ -2,7 +2,7 @@
 
     python benchmarks/bench_guarded_reads.py [--repeat 15] [--baseline DIR]
 
-Rows (NCHW padding of a 1x64x30x30 input by 1, float32, one core):
+Rows (NCHW padding of a 1x256x30x30 input by 1, float32, one core):
 - ``pad h,w, w vectorized``: the guard differs by lane, so the read is a masked vector load;
 - ``pad h,w, w split 8 (unrolled) + vectorized``: the same in 8-lane pieces, ``h`` split by 4 and unrolled;
 - ``pad h only, w vectorized``: a guard every lane shares, which branches around plain vector loads;
@@ -26,7 +26,7 @@ import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-C, H, W = 64, 30, 30
+C, H, W = 256, 30, 30
 HEAD = f'''
 @T.prim_func
 def main(I: T.Buffer((1, {C}, {H}, {W}), "float32"), P: T.Buffer((1, {C}, {H + 2}, {{pw}}), "float32")):
@@ -85,7 +85,7 @@ def build_kernels() -> dict:
 
 def sample(kernels: dict) -> dict:
     """One median-of-a-short-run time per kernel, seconds."""
-    return {name: mod.time_evaluator("main", number=1000, repeat=1)(x, y).results[0]
+    return {name: mod.time_evaluator("main", number=200, repeat=1)(x, y).results[0]
             for name, (mod, x, y) in kernels.items()}
 
 
@@ -132,14 +132,14 @@ def report(ours: list, theirs: list) -> None:
 
     copy = "copy, w vectorized"
     print(f"{'kernel':46s} {'us (median, min-max)':>26s} {'/ copy':>7s}" + (
-        f" {'baseline us':>12s} {'/ copy':>7s} {'this/base':>9s}" if theirs else ""))
+        f" {'baseline us (median, min)':>26s} {'/ copy':>7s} {'this/base':>9s}" if theirs else ""))
     for name in KERNELS:
         ts = [s[name] * 1e6 for s in ours]
         line = (f"{name:46s} {med(ts):9.1f} ({min(ts):6.1f}-{max(ts):6.1f})"
                 f" {med([s[name] / s[copy] for s in ours]):7.2f}")
         if theirs:
             bs = [s[name] * 1e6 for s in theirs]
-            line += (f" {med(bs):12.1f} {med([s[name] / s[copy] for s in theirs]):7.2f}"
+            line += (f" {med(bs):17.1f} ({min(bs):6.1f})" f" {med([s[name] / s[copy] for s in theirs]):7.2f}"
                      f" {med([a[name] / b[name] for a, b in zip(ours, theirs)]):9.2f}")
         print(line)
 
