@@ -20,7 +20,8 @@ import llvmlite.ir as ir
 from ..ir import expr as E
 from ..ir.arith import affine_coefficients, const_bound
 from ..ir.dtype import is_float, result_dtype
-from ..ir.functor import post_order_visit, uses_var
+from ..ir.functor import uses_var
+from .guarded_reads import GuardedReads
 from .llvm_types import I32, I64, declare, intrinsic_suffix, is_unsigned, size_of, storage_type, value_type, vec
 from .lower_blocks import LoweringError
 
@@ -41,7 +42,7 @@ class VectorContext:
         self.invariant: dict = {}  # id(expr) -> (expr, bool): memo of "does not use the lane variable"
 
 
-class ExprEmitter:
+class ExprEmitter(GuardedReads):
     """Mixin: needs ``builder``, ``module``, ``env`` (Var -> i64 value), ``buffers`` (flat Buffer -> ptr),
     ``bounds`` (Var -> (lo, hi)) and ``vc`` (VectorContext or None)."""
 
@@ -192,34 +193,6 @@ class ExprEmitter:
         v = self.typed(e.a, "bool")
         return self.builder.xor(v, self.const_like("bool", 1, self.lanes_of(v)))
 
-    def _e_Select(self, e: E.Select):
-        c = self.typed(e.cond, "bool")
-        if self.vc is None and self.lanes_of(c) == 1 and (_loads(e.true_value) or _loads(e.false_value)):
-            return self._branching_select(c, e)
-        t = self.typed(e.true_value, e.dtype)
-        f = self.typed(e.false_value, e.dtype)
-        c, t, f = self.match(c, t, f)
-        return self.builder.select(c, t, f)
-
-    def _branching_select(self, c: ir.Value, e: E.Select) -> ir.Value:
-        """A scalar ``if_then_else`` whose side reads memory evaluates only the side its condition picks (as
-        TVM's does): a padding program reads ``x[i - 3]`` only where ``i >= 3``, and the other side's address
-        may be outside the buffer."""
-        b = self.builder
-        then_bb, else_bb = b.append_basic_block("select.true"), b.append_basic_block("select.false")
-        end_bb = b.append_basic_block("select.end")
-        b.cbranch(c, then_bb, else_bb)
-        values = []
-        for bb, side in ((then_bb, e.true_value), (else_bb, e.false_value)):
-            b.position_at_end(bb)
-            values.append((self.typed(side, e.dtype), b.block))
-            b.branch(end_bb)
-        b.position_at_end(end_bb)
-        phi = b.phi(values[0][0].type)
-        for v, bb in values:
-            phi.add_incoming(v, bb)
-        return phi
-
     def _e_Binary(self, e: E.Binary):
         op = e.op
         b = self.builder
@@ -365,16 +338,22 @@ class ExprEmitter:
         return out
 
     # ------------------------------------------------------------------ memory
-    def element_ptr(self, buf, index: ir.Value) -> ir.Value:
+    def element_ptr(self, buf, index: ir.Value, inbounds: bool = True) -> ir.Value:
+        """The address of element ``index``; ``inbounds=False`` for a masked load, whose masked-off first lanes
+        may lie outside the buffer (an ``inbounds`` address there is poison, and loading the other lanes UB)."""
         try:
             base = self.buffers[buf]
         except KeyError:
             raise LoweringError(f"buffer {buf.name!r} is used outside its allocation") from None
-        return self.builder.gep(base, [index], inbounds=True, source_etype=storage_type(buf.dtype))
+        return self.builder.gep(base, [index], inbounds=inbounds, source_etype=storage_type(buf.dtype))
 
-    def load_scalar(self, buf, index: ir.Value) -> ir.Value:
+    def load_scalar(self, buf, index: ir.Value, lane: int | None = None) -> ir.Value:
+        """One element; under ``load_mask`` read only if lane ``lane`` of the mask (any lane, for None) is set."""
         st = storage_type(buf.dtype)
-        v = self.builder.load(self.element_ptr(buf, index), typ=st, align=_elem_bytes(buf.dtype))
+        ptr = self.element_ptr(buf, index)
+        if self.load_mask is not None:
+            ptr = self.lane_pointer(ptr, lane)
+        v = self.builder.load(ptr, typ=st, align=_elem_bytes(buf.dtype))
         if buf.dtype == "bool":
             return self.builder.icmp_unsigned("!=", v, ir.Constant(st, 0))
         return v
@@ -420,13 +399,17 @@ class ExprEmitter:
             start = self.iadd(self.index_value(layout[1]), vc.base)
             st = storage_type(buf.dtype)
             wide = _widened_lanes(vc.lanes, buf.dtype) if buf in getattr(self, "slack_buffers", ()) else None
-            if wide is not None:
+            if self.load_mask is not None:
+                v = self.masked_vector_load(buf, self.element_ptr(buf, start, inbounds=False), vc.lanes)
+            elif wide is not None:
                 # a ragged width (7 lanes of a 28-wide row) is split by LLVM into 4 + 2 + 1 loads and shuffles;
                 # one power-of-two load of a buffer we allocated with spare bytes after it, narrowed, is one load
                 v = b.load(self.element_ptr(buf, start), typ=ir.VectorType(st, wide), align=_elem_bytes(buf.dtype))
                 return b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined),
                                         ir.Constant(ir.VectorType(I32, vc.lanes), list(range(vc.lanes))))
-            v = b.load(self.element_ptr(buf, start), typ=ir.VectorType(st, vc.lanes), align=_elem_bytes(buf.dtype))
+            else:
+                v = b.load(self.element_ptr(buf, start), typ=ir.VectorType(st, vc.lanes),
+                           align=_elem_bytes(buf.dtype))
             if buf.dtype == "bool":
                 return b.icmp_unsigned("!=", v, ir.Constant(v.type, [0] * vc.lanes))
             return v
@@ -435,14 +418,8 @@ class ExprEmitter:
         out = ir.Constant(ir.VectorType(value_type(buf.dtype), vc.lanes), ir.Undefined)
         for i in range(vc.lanes):
             lane_idx = b.extract_element(idx, ir.Constant(I32, i))
-            out = b.insert_element(out, self.load_scalar(buf, lane_idx), ir.Constant(I32, i))
+            out = b.insert_element(out, self.load_scalar(buf, lane_idx, i), ir.Constant(I32, i))
         return out
-
-
-def _loads(e) -> bool:
-    found = []
-    post_order_visit(e, lambda n: found.append(n) if isinstance(n, E.BufferLoad) else None)
-    return bool(found)
 
 
 class _Opaque(E.PrimExpr):

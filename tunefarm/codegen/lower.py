@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..ir import expr as E
 from ..ir import stmt as S
 from ..ir.function import PrimFunc
-from ..ir.functor import IRVisitor
+from ..ir.functor import FreeVarVisitor
 from ..schedule.primitives.compact import compact_buffer_allocations
 from .alloc_plan import plan_allocations
 from .code_size import check_code_size
@@ -65,20 +65,13 @@ def _shape_bindings(func: PrimFunc, sym_map: dict) -> tuple:
     return tuple(out)
 
 
-class _FreeVarCheck(IRVisitor):
+class _FreeVarCheck(FreeVarVisitor):
     def __init__(self, bound: set, fname: str):
-        self.bound = set(bound)
+        super().__init__(bound)
         self.fname = fname
 
-    def visit_For(self, s: S.For):
-        self.visit(s.min)
-        self.visit(s.extent)
-        self.bound.add(s.loop_var)
-        self.visit(s.body)
-
-    def visit_Var(self, v: E.Var):
-        if v not in self.bound:
-            raise LoweringError(f"function {self.fname!r} uses variable {v.name!r}, which is neither a loop "
+    def free(self, v: E.Var):
+        raise LoweringError(f"function {self.fname!r} uses variable {v.name!r}, which is neither a loop "
                                 "variable, a block variable nor a symbolic dimension of a parameter")
 
 

@@ -17,28 +17,21 @@ import llvmlite.ir as ir
 
 from ..ir import expr as E
 from ..ir import stmt as S
-from ..ir.functor import IRVisitor
+from ..ir.functor import FreeVarVisitor
 from .llvm_types import I32, I64, PTR, VOID, alloca, declare
 
 
-class _Captures(IRVisitor):
+class _Captures(FreeVarVisitor):
     """Variables and buffers a loop uses that are defined outside it, in first-use order."""
 
     def __init__(self):
+        super().__init__()
         self.vars: dict = {}
         self.buffers: dict = {}
-        self.bound: set = set()
         self.allocated: set = set()
 
-    def visit_For(self, s: S.For):
-        self.visit(s.min)
-        self.visit(s.extent)
-        self.bound.add(s.loop_var)
-        self.visit(s.body)
-
-    def visit_Var(self, v: E.Var):
-        if v not in self.bound:
-            self.vars.setdefault(v, None)
+    def free(self, v: E.Var):
+        self.vars.setdefault(v, None)
 
     def visit_Allocate(self, s: S.Allocate):
         self.allocated.add(s.buffer)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir.function import PrimFunc
 from ..ir.graph_expr import Call, Constant, GraphVar
-from ..ir.graph_function import Binding, DataflowBlock, Function
+from ..ir.graph_function import Binding, Function, map_args, map_blocks
 from ..ir.module import IRModule
 from . import ops
 from .passes import BindParams, DeadCodeElimination, FuseOps, FuseTIR, LegalizeOps, SpecializeShapes
@@ -74,23 +74,20 @@ def _map_function(fn: Function, rewrite) -> Function:
             return mapping[a]
         return a
 
-    blocks = []
-    for blk in fn.blocks:
-        bindings = []
-        for b in blk.bindings:
-            v = b.value
-            v = Call(v.op, [sub(a) for a in v.args], v.attrs, v.type) if isinstance(v, Call) else sub(v)
-            out = rewrite(Binding(b.var, v), mapping)
-            if out is None:
-                bindings.append(Binding(b.var, v))
-            else:
-                changed = True
-                bindings.extend(out)
-        blocks.append(DataflowBlock(bindings, [o for o in blk.outputs]))
+    def rebind(b: Binding):
+        nonlocal changed
+        b = Binding(b.var, map_args(b.value, sub))
+        out = rewrite(b, mapping)
+        if out is None:
+            return b
+        changed = True
+        return out
+
+    blocks = map_blocks(fn, rebind)
     ret = sub(fn.ret)
     if not changed:
         return fn
-    return fn.replace(blocks=tuple(blocks), ret=ret)
+    return fn.replace(blocks=blocks, ret=ret)
 
 
 class FoldConstant:

@@ -216,28 +216,29 @@ def _scaled_term(t: E.PrimExpr, c: int, dtype: str) -> E.PrimExpr:
 def _key(e: E.PrimExpr):
     if isinstance(e, E.Var):
         return ("v", id(e))
-    return ("x", _struct_key(e))
+    return ("x", expr_key(e))
 
 
-def _struct_key(e):
+def expr_key(e):
+    """A hashable structural key for index expressions (variables and buffers by identity)."""
     if isinstance(e, E.Var):
         return ("v", id(e))
     if isinstance(e, E.IntImm):
-        return ("i", e.value)
+        return ("i", e.value, e.dtype)
     if isinstance(e, E.FloatImm):
-        return ("f", e.value)
+        return ("f", repr(e.value), e.dtype)
     if isinstance(e, E.Binary):
-        return (e.op, _struct_key(e.a), _struct_key(e.b))
+        return (e.op, expr_key(e.a), expr_key(e.b))
     if isinstance(e, E.BufferLoad):
-        return ("load", id(e.buffer), tuple(_struct_key(i) for i in e.indices))
+        return ("load", id(e.buffer), tuple(expr_key(i) for i in e.indices))
     if isinstance(e, E.Cast):
-        return ("cast", e.dtype, _struct_key(e.value))
+        return ("cast", e.dtype, expr_key(e.value))
     if isinstance(e, E.Select):
-        return ("sel", _struct_key(e.cond), _struct_key(e.true_value), _struct_key(e.false_value))
+        return ("sel", expr_key(e.cond), expr_key(e.true_value), expr_key(e.false_value))
     if isinstance(e, E.Call):
-        return ("call", e.op, tuple(_struct_key(a) for a in e.args))
+        return ("call", e.op, e.dtype, tuple(expr_key(a) for a in e.args))
     if isinstance(e, E.Not):
-        return ("not", _struct_key(e.a))
+        return ("not", expr_key(e.a))
     return ("id", id(e))
 
 

@@ -37,8 +37,8 @@ def _visit_method(visitor, node):
         return fn
 
 
-class IRVisitor:
-    """Walks expressions and statements; override ``visit_<ClassName>`` to act on a node kind."""
+class _Functor:
+    """``visit`` dispatches on the node's class to ``visit_<ClassName>``, else ``generic_visit``."""
 
     def visit(self, node):
         if node is None:
@@ -47,6 +47,10 @@ class IRVisitor:
         if method is not None:
             return method(self, node)
         return self.generic_visit(node)
+
+
+class IRVisitor(_Functor):
+    """Walks expressions and statements; override ``visit_<ClassName>`` to act on a node kind."""
 
     def generic_visit(self, node):
         for f in node._fields:
@@ -69,16 +73,8 @@ class IRVisitor:
             self.visit(i)
 
 
-class IRMutator:
+class IRMutator(_Functor):
     """Rebuilds the IR bottom-up; override ``visit_<ClassName>`` and call ``generic_visit`` for children."""
-
-    def visit(self, node):
-        if node is None:
-            return None
-        method = _visit_method(self, node)
-        if method is not None:
-            return method(self, node)
-        return self.generic_visit(node)
 
     def _visit_child(self, child):
         if isinstance(child, tuple):
@@ -245,67 +241,32 @@ class _Substituter(IRMutator):
         seq = self._nodes(node.seq)
         return node if seq is node.seq else node.replace(seq=seq)
 
-    def visit_For(self, node):
+    def _rebuilt(self, node, visits):
+        """``node`` with each ``(field, visit)`` of ``visits`` visited; the node itself if none changed."""
         changes = {}
-        for name in ("loop_var", "min", "extent", "body"):
+        for name, visit in visits:
             old = getattr(node, name)
-            new = self.visit(old)
+            new = visit(old)
             if new is not old:
                 changes[name] = new
         return node.replace(**changes) if changes else node
 
+    def visit_For(self, node):
+        v = self.visit
+        return self._rebuilt(node, (("loop_var", v), ("min", v), ("extent", v), ("body", v)))
+
     def visit_BlockRealize(self, node):
-        values = self._nodes(node.iter_values)
-        pred = self.visit(node.predicate)
-        block = self.visit(node.block)
-        if values is node.iter_values and pred is node.predicate and block is node.block:
-            return node
-        changes = {}
-        if values is not node.iter_values:
-            changes["iter_values"] = values
-        if pred is not node.predicate:
-            changes["predicate"] = pred
-        if block is not node.block:
-            changes["block"] = block
-        return node.replace(**changes)
+        return self._rebuilt(node, (("iter_values", self._nodes), ("predicate", self.visit), ("block", self.visit)))
 
     def visit_IterVar(self, node):
-        var = self.visit(node.var)
-        dom = self.visit(node.dom)
-        if var is node.var and dom is node.dom:
-            return node
-        changes = {}
-        if var is not node.var:
-            changes["var"] = var
-        if dom is not node.dom:
-            changes["dom"] = dom
-        return node.replace(**changes)
+        return self._rebuilt(node, (("var", self.visit), ("dom", self.visit)))
 
     def visit_Range(self, node):
-        mn = self.visit(node.min)
-        ext = self.visit(node.extent)
-        if mn is node.min and ext is node.extent:
-            return node
-        changes = {}
-        if mn is not node.min:
-            changes["min"] = mn
-        if ext is not node.extent:
-            changes["extent"] = ext
-        return node.replace(**changes)
+        return self._rebuilt(node, (("min", self.visit), ("extent", self.visit)))
 
     def visit_Block(self, node):
-        changes = {}
-        for name in ("iter_vars", "reads", "writes"):
-            old = getattr(node, name)
-            new = self._nodes(old)
-            if new is not old:
-                changes[name] = new
-        for name in ("init", "body"):
-            old = getattr(node, name)
-            new = self._visit_child(old)
-            if new is not old:
-                changes[name] = new
-        new = node.replace(**changes) if changes else node
+        n, c = self._nodes, self._visit_child
+        new = self._rebuilt(node, (("iter_vars", n), ("reads", n), ("writes", n), ("init", c), ("body", c)))
         if self.bmap and any(b in self.bmap for b in new.alloc_buffers):
             new = new.replace(alloc_buffers=tuple(self.bmap.get(b, b) for b in new.alloc_buffers))
         return new
@@ -356,6 +317,27 @@ def collect_vars(node) -> list[E.Var]:
 
     post_order_visit(node, f)
     return list(out)
+
+
+class FreeVarVisitor(IRVisitor):
+    """Calls ``free(v)`` for every use of a variable that neither ``bound`` nor an enclosing loop binds (a loop
+    binds its variable for its body, not for its own range)."""
+
+    def __init__(self, bound=()):
+        self.bound = set(bound)
+
+    def free(self, v: E.Var) -> None:
+        raise NotImplementedError
+
+    def visit_For(self, s: S.For):
+        self.visit(s.min)
+        self.visit(s.extent)
+        self.bound.add(s.loop_var)
+        self.visit(s.body)
+
+    def visit_Var(self, v: E.Var):
+        if v not in self.bound:
+            self.free(v)
 
 
 class _UsesVar(IRVisitor):

@@ -64,3 +64,29 @@ class Function:
         return self.script()
 
     __repr__ = __str__
+
+
+def map_blocks(fn: Function, rebind, output=None) -> tuple:
+    """``fn``'s dataflow blocks with every binding replaced by ``rebind(binding)`` (one binding or a list of
+    them) and, when ``output`` is given, every block output by ``output(var)``: the loop of every graph pass
+    that rewrites a function binding by binding."""
+    blocks = []
+    for blk in fn.blocks:
+        bindings = []
+        for b in blk.bindings:
+            got = rebind(b)
+            if isinstance(got, Binding):
+                bindings.append(got)
+            else:
+                bindings.extend(got)
+        blocks.append(DataflowBlock(bindings, blk.outputs if output is None else [output(o) for o in blk.outputs]))
+    return tuple(blocks)
+
+
+def map_args(value: GraphExpr, sub, attrs: dict | None = None, type_=None) -> GraphExpr:
+    """A binding's value with ``sub`` applied to its arguments (a call) or to itself (a variable or constant);
+    ``attrs`` and ``type_`` replace a call's own when given."""
+    if isinstance(value, Call):
+        return Call(value.op, [sub(a) for a in value.args], value.attrs if attrs is None else attrs,
+                    value.type if type_ is None else type_)
+    return sub(value)

@@ -99,3 +99,18 @@ class IRModule(Mapping):
         return self is other
 
     __hash__ = object.__hash__
+
+
+def as_prim_func(func, what: str, error: type = ValueError) -> PrimFunc:
+    """``func`` if it is a PrimFunc, else the one TVM takes from an IRModule (``main_prim_func``). ``what`` names
+    the caller in messages; ``error`` is raised for a module without such a function."""
+    if isinstance(func, PrimFunc):
+        return func
+    if isinstance(func, IRModule):
+        main = func.main_prim_func()
+        if main is not None:
+            return main
+        prims = func.prim_funcs()
+        raise error(f"{what}: the module has {len(prims)} prim funcs ({', '.join(prims) or 'none'}); "
+                    "pass one of them (or name it 'main')")
+    raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")

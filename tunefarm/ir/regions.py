@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from . import expr as E
 from . import stmt as S
-from .arith import add_int, affine_coefficients, const_bound, mul_int, simplified_int, simplify, sub_int
+from .arith import (add_int, affine_coefficients, const_bound, expr_key, mul_int, simplified_int, simplify,
+                    sub_int)
 from .buffer import Buffer
 from .dtype import is_float
 from .functor import collect_vars, substitute, uses_var
@@ -250,29 +251,6 @@ def _join(buf: Buffer, d: int, a: _Bounds, b: _Bounds) -> _Bounds:
 def same_expr(a, b) -> bool:
     """The same node, or structurally equal (``expr_key``): no simplification is tried."""
     return a is b or expr_key(a) == expr_key(b)
-
-
-def expr_key(e):
-    """A hashable structural key for index expressions (variables and buffers by identity)."""
-    if isinstance(e, E.Var):
-        return ("v", id(e))
-    if isinstance(e, E.IntImm):
-        return ("i", e.value, e.dtype)
-    if isinstance(e, E.FloatImm):
-        return ("f", repr(e.value), e.dtype)
-    if isinstance(e, E.Binary):
-        return (e.op, expr_key(e.a), expr_key(e.b))
-    if isinstance(e, E.BufferLoad):
-        return ("load", id(e.buffer), tuple(expr_key(i) for i in e.indices))
-    if isinstance(e, E.Cast):
-        return ("cast", e.dtype, expr_key(e.value))
-    if isinstance(e, E.Select):
-        return ("sel", expr_key(e.cond), expr_key(e.true_value), expr_key(e.false_value))
-    if isinstance(e, E.Call):
-        return ("call", e.op, e.dtype, tuple(expr_key(a) for a in e.args))
-    if isinstance(e, E.Not):
-        return ("not", expr_key(e.a))
-    return ("id", id(e))
 
 
 def _unit_range(lo) -> S.Range:

@@ -18,7 +18,7 @@ import numpy as np
 from ..ir import expr as E
 from ..ir.function import PrimFunc
 from ..ir.functor import collect_vars
-from ..ir.module import IRModule
+from ..ir.module import as_prim_func
 from .expr_compiler import ExprCompiler
 from .slots import Slots
 from .stmt_compiler import StmtCompiler
@@ -117,20 +117,9 @@ _CACHE_SIZE = 64
 _CACHE_LOCK = threading.Lock()  # farm workers may interpret from several threads
 
 
-def _as_prim_func(func) -> PrimFunc:
-    if isinstance(func, PrimFunc):
-        return func
-    if isinstance(func, IRModule):
-        main = func.main_prim_func()
-        if main is not None:
-            return main
-        raise ValueError(f"module has several functions {list(func.prim_funcs())} and none named 'main'; pass one")
-    raise TypeError(f"interpret expects a PrimFunc (or an IRModule with one), got {type(func).__name__}")
-
-
 def compile_reference(func) -> ReferenceProgram:
     """The compiled reference program of ``func`` (cached per function object)."""
-    func = _as_prim_func(func)
+    func = as_prim_func(func, "interpret")
     with _CACHE_LOCK:
         hit = _CACHE.get(id(func))
         if hit is not None and hit.func is func:

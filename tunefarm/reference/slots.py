@@ -46,22 +46,18 @@ class Slots:
 
     # --- scope tracking ----------------------------------------------------------------------------
     def bind_var(self, var: Var) -> int:
-        self.bound_vars[var] = self.bound_vars.get(var, 0) + 1
+        _enter(self.bound_vars, var)
         return self.slot(var)
 
     def unbind_var(self, var: Var) -> None:
-        n = self.bound_vars[var] - 1
-        if n:
-            self.bound_vars[var] = n
-        else:
-            del self.bound_vars[var]
+        _leave(self.bound_vars, var)
 
     def alias_var(self, var: Var, target: Var):
         """Make ``var`` share ``target``'s slot (a block iteration variable bound to a loop variable as is,
         which therefore needs no copy). Returns the token ``unalias_var`` needs."""
         saved = self.index.get(var)
         self.index[var] = self.index[target]
-        self.bound_vars[var] = self.bound_vars.get(var, 0) + 1
+        _enter(self.bound_vars, var)
         return saved
 
     def unalias_var(self, var: Var, saved) -> None:
@@ -78,15 +74,11 @@ class Slots:
         return self.index[var]
 
     def open_buffer(self, buf: Buffer) -> int:
-        self.live_buffers[buf] = self.live_buffers.get(buf, 0) + 1
+        _enter(self.live_buffers, buf)
         return self.slot(buf)
 
     def close_buffer(self, buf: Buffer) -> None:
-        n = self.live_buffers[buf] - 1
-        if n:
-            self.live_buffers[buf] = n
-        else:
-            del self.live_buffers[buf]
+        _leave(self.live_buffers, buf)
 
     def buffer_slot(self, buf: Buffer) -> int:
         if buf not in self.live_buffers:
@@ -122,3 +114,16 @@ class Slots:
 
     def where(self) -> str:
         return f" in block {self.context[-1]!r}" if self.context else ""
+
+
+def _enter(counts: dict, key) -> None:
+    """One more scope holds ``key`` (a variable or buffer may be bound again inside its own scope)."""
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _leave(counts: dict, key) -> None:
+    n = counts[key] - 1
+    if n:
+        counts[key] = n
+    else:
+        del counts[key]

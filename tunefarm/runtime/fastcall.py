@@ -148,6 +148,16 @@ class Emitter:
         self.counter += 1
         return f"l{self.counter}"
 
+    def slow_path(self, fallback_addr: int, vectorcall_addr: int) -> None:
+        """The ``slow:`` block: whatever the native checks refused, the Python ``fallback`` does (its errors are
+        the messages users see), called through ``PyObject_Vectorcall`` at ``vectorcall_addr``."""
+        fb, vc, res = self.tmp(), self.tmp(), self.tmp()
+        self.lines += ["slow:",
+                       f"  {fb} = inttoptr i64 {fallback_addr} to ptr",
+                       f"  {vc} = inttoptr i64 {vectorcall_addr} to ptr",
+                       f"  {res} = call ptr {vc}(ptr {fb}, ptr %args, i64 %nargsf, ptr %kwnames)",
+                       f"  ret ptr {res}"]
+
     def load(self, obj: str, off: int, ty: str) -> str:
         a, v = self.tmp(), self.tmp()
         self.lines.append(f"  {a} = getelementptr inbounds i8, ptr {obj}, i64 {off}")
@@ -274,12 +284,7 @@ def native_call_ir(entry_addr: int, params: list[GateParam], n_inputs: int, out_
     em.call_entry(entry_addr, params, data, dims)
     em.lines.append(f"  ret ptr {out}")
     em.lines += ["error:", "  ret ptr null"]
-    fb, vc, res = em.tmp(), em.tmp(), em.tmp()
-    em.lines += ["slow:",
-                 f"  {fb} = inttoptr i64 {fallback_addr} to ptr",
-                 f"  {vc} = inttoptr i64 {vectorcall_addr} to ptr",
-                 f"  {res} = call ptr {vc}(ptr {fb}, ptr %args, i64 %nargsf, ptr %kwnames)",
-                 f"  ret ptr {res}"]
+    em.slow_path(fallback_addr, vectorcall_addr)
     return ("define ptr @call(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {\nentry:\n"
             + "\n".join(em.lines) + "\n}\n")
 

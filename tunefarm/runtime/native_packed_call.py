@@ -80,12 +80,7 @@ def packed_call_ir(entry_addr: int, params: list[GateParam], fallback_addr: int)
     none, inc = em.tmp(), em.tmp()
     em.lines += [f"  {none} = inttoptr i64 {id(None)} to ptr", f"  {inc} = inttoptr i64 {_c_function('Py_IncRef')} to ptr",
                  f"  call void {inc}(ptr {none})", f"  ret ptr {none}"]
-    fb, vc, res = em.tmp(), em.tmp(), em.tmp()
-    em.lines += ["slow:",
-                 f"  {fb} = inttoptr i64 {fallback_addr} to ptr",
-                 f"  {vc} = inttoptr i64 {_c_function('PyObject_Vectorcall')} to ptr",
-                 f"  {res} = call ptr {vc}(ptr {fb}, ptr %args, i64 %nargsf, ptr %kwnames)",
-                 f"  ret ptr {res}"]
+    em.slow_path(fallback_addr, _c_function('PyObject_Vectorcall'))
     head = "  %nokw = icmp eq ptr %kwnames, null\n"
     return ("define ptr @call(ptr %self, ptr %args, i64 %nargsf, ptr %kwnames) {\nentry:\n" + head
             + "\n".join(em.lines) + "\n}\n")

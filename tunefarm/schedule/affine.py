@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ..ir import expr as E
 from ..ir import stmt as S
+from ..ir.functor import uses_var
 
 _Piece = tuple  # (var, lower, extent, scale)
 
@@ -38,22 +39,6 @@ class _Sum:
     def __init__(self, pieces: list, base):
         self.pieces = pieces
         self.base = base
-
-
-def _mentions(e, dom: dict) -> bool:
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, E.Var):
-            if x in dom:
-                return True
-        elif isinstance(x, (E.IntImm, E.FloatImm)):
-            continue
-        else:
-            for f in getattr(x, "_fields", ()):
-                v = getattr(x, f)
-                stack.extend(v if isinstance(v, tuple) else (v,))
-    return False
 
 
 _SYMBOLIC = "symbolic"  # a loop-free offset that is not a literal: only its presence matters
@@ -75,7 +60,7 @@ def _rewrite(e, dom: dict) -> _Sum:
         return _Sum([] if ext == 1 else [(e, 1, ext, 1)], lo)
     if isinstance(e, E.Cast):
         return _rewrite(e.value, dom)
-    if not _mentions(e, dom):
+    if not uses_var(e, dom):
         return _Sum([], _SYMBOLIC)
     if not isinstance(e, E.Binary):
         raise _NotAffine
@@ -178,12 +163,12 @@ def _conjuncts(e) -> list:
 
 def _check_predicate(pred, sums: list, dom: dict) -> None:
     for c in _conjuncts(pred):
-        if not _mentions(c, dom):
+        if not uses_var(c, dom):
             continue
         if not (isinstance(c, E.Binary) and c.op in ("<", "<=", ">", ">=")):
             raise _NotAffine
-        side, other = (c.a, c.b) if _mentions(c.a, dom) else (c.b, c.a)
-        if _mentions(other, dom):
+        side, other = (c.a, c.b) if uses_var(c.a, dom) else (c.b, c.a)
+        if uses_var(other, dom):
             raise _NotAffine
         pieces = _rewrite(side, dom).pieces
         if len(pieces) < 2:

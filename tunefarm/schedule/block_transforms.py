@@ -12,7 +12,7 @@ from .random_variables import BlockRV, LoopRV
 
 
 class BlockTransforms:
-    """Methods of ``Schedule`` (which provides ``_block``, ``_loop``, ``_set``, ``_new``, ``_record``...)."""
+    """Methods of ``Schedule`` (which provides ``_block``, ``_loop``, ``_block_and_loop``, ``_set``, ``_new``, ``_record``...)."""
 
     def add_unit_loop(self, block_or_loop) -> LoopRV:
         """A loop of extent 1 directly above a block (or a block name) or a loop."""
@@ -65,11 +65,7 @@ class BlockTransforms:
 
     def decompose_padding(self, block, loop) -> BlockRV:
         """Split a padding block at ``loop`` into a constant fill and a copy of the valid region."""
-        prim = "decompose_padding"
-        block, fname, name = self._block(block, prim)
-        lf, var = self._loop(loop, prim)
-        if lf != fname:
-            raise ScheduleError(prim, f"block {name!r} is in function {fname!r} but the loop is in {lf!r}")
+        block, fname, name, var = self._block_and_loop(block, loop, "decompose_padding")
         func, fill = _padding.decompose_padding(self._funcs[fname], name, var)
         self._set(fname, func)
         rv = self._new(BlockRV, (fname, fill))

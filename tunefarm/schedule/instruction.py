@@ -177,27 +177,27 @@ def _annotate_value(rendered, attrs):
     return rendered[1] if rendered[1] != "None" else py_literal(attrs[1])
 
 
+def _on_rvs(kind: str, method: str, names: tuple, output: str, n_outputs, returns_list: bool = False):
+    """An instruction whose arguments are only random variables, passed by keyword: ``names`` are both the
+    keywords and the input kinds (``sch.parallel(loop=l1)``, ``sch.decompose_padding(block=b0, loop=l1)``)."""
+    return InstructionKind(
+        kind, method, names, (), output, n_outputs, returns_list=returns_list,
+        apply=lambda s, i, a, d: getattr(s, method)(**dict(zip(names, i))),
+        call_args=lambda r, a, d: [_kw(k, v) for k, v in zip(names, r)])
+
+
 _KINDS = [
     InstructionKind(
         "GetBlock", "get_block", (), (("name", check_str), ("func_name", check_str)), "block", _fixed(1),
         apply=lambda s, i, a, d: s.get_block(name=a[0], func_name=a[1]),
         call_args=lambda r, a, d: [_kw("name", py_literal(a[0])), _kw("func_name", py_literal(a[1]))]),
-    InstructionKind(
-        "GetLoops", "get_loops", ("block",), (), "loop", _any, returns_list=True,
-        apply=lambda s, i, a, d: s.get_loops(block=i[0]),
-        call_args=lambda r, a, d: [_kw("block", r[0])]),
+    _on_rvs("GetLoops", "get_loops", ("block",), "loop", _any, returns_list=True),
     InstructionKind(
         "GetChildBlocks", "get_child_blocks", ("block_or_loop",), (), "block", _any, returns_list=True,
         apply=lambda s, i, a, d: s.get_child_blocks(i[0]),
         call_args=lambda r, a, d: [r[0]]),
-    InstructionKind(
-        "GetProducers", "get_producers", ("block",), (), "block", _any, returns_list=True,
-        apply=lambda s, i, a, d: s.get_producers(block=i[0]),
-        call_args=lambda r, a, d: [_kw("block", r[0])]),
-    InstructionKind(
-        "GetConsumers", "get_consumers", ("block",), (), "block", _any, returns_list=True,
-        apply=lambda s, i, a, d: s.get_consumers(block=i[0]),
-        call_args=lambda r, a, d: [_kw("block", r[0])]),
+    _on_rvs("GetProducers", "get_producers", ("block",), "block", _any, returns_list=True),
+    _on_rvs("GetConsumers", "get_consumers", ("block",), "block", _any, returns_list=True),
     InstructionKind(
         "Split", "split", ("loop", "factor+"),
         (("preserve_unit_iters", check_bool), ("disable_predication", check_bool)),
@@ -215,34 +215,16 @@ _KINDS = [
         "Reorder", "reorder", ("loop+",), (), "", _fixed(0),
         apply=lambda s, i, a, d: s.reorder(*i),
         call_args=lambda r, a, d: list(r)),
-    InstructionKind(
-        "AddUnitLoop", "add_unit_loop", ("block_or_loop",), (), "loop", _fixed(1),
-        apply=lambda s, i, a, d: s.add_unit_loop(block_or_loop=i[0]),
-        call_args=lambda r, a, d: [_kw("block_or_loop", r[0])]),
+    _on_rvs("AddUnitLoop", "add_unit_loop", ("block_or_loop",), "loop", _fixed(1)),
     InstructionKind(
         "Blockize", "blockize", ("loop",), (("preserve_unit_iters", check_bool),), "block", _fixed(1),
         apply=lambda s, i, a, d: s.blockize(target=i[0], preserve_unit_iters=a[0]),
         call_args=lambda r, a, d: [_kw("target", r[0]), _kw("preserve_unit_iters", py_literal(a[0]))]),
-    InstructionKind(
-        "Parallel", "parallel", ("loop",), (), "", _fixed(0),
-        apply=lambda s, i, a, d: s.parallel(loop=i[0]),
-        call_args=lambda r, a, d: [_kw("loop", r[0])]),
-    InstructionKind(
-        "Vectorize", "vectorize", ("loop",), (), "", _fixed(0),
-        apply=lambda s, i, a, d: s.vectorize(loop=i[0]),
-        call_args=lambda r, a, d: [_kw("loop", r[0])]),
-    InstructionKind(
-        "Unroll", "unroll", ("loop",), (), "", _fixed(0),
-        apply=lambda s, i, a, d: s.unroll(loop=i[0]),
-        call_args=lambda r, a, d: [_kw("loop", r[0])]),
-    InstructionKind(
-        "ComputeInline", "compute_inline", ("block",), (), "", _fixed(0),
-        apply=lambda s, i, a, d: s.compute_inline(block=i[0]),
-        call_args=lambda r, a, d: [_kw("block", r[0])]),
-    InstructionKind(
-        "ReverseComputeInline", "reverse_compute_inline", ("block",), (), "", _fixed(0),
-        apply=lambda s, i, a, d: s.reverse_compute_inline(block=i[0]),
-        call_args=lambda r, a, d: [_kw("block", r[0])]),
+    _on_rvs("Parallel", "parallel", ("loop",), "", _fixed(0)),
+    _on_rvs("Vectorize", "vectorize", ("loop",), "", _fixed(0)),
+    _on_rvs("Unroll", "unroll", ("loop",), "", _fixed(0)),
+    _on_rvs("ComputeInline", "compute_inline", ("block",), "", _fixed(0)),
+    _on_rvs("ReverseComputeInline", "reverse_compute_inline", ("block",), "", _fixed(0)),
     InstructionKind(
         "ComputeAt", "compute_at", ("block", "loop"), (("preserve_unit_loops", check_bool),), "", _fixed(0),
         apply=lambda s, i, a, d: s.compute_at(block=i[0], loop=i[1], preserve_unit_loops=a[0]),
@@ -254,18 +236,13 @@ _KINDS = [
         apply=lambda s, i, a, d: s.reverse_compute_at(block=i[0], loop=i[1], preserve_unit_loops=a[0]),
         call_args=lambda r, a, d: [_kw("block", r[0]), _kw("loop", r[1]),
                                    _kw("preserve_unit_loops", py_literal(a[0]))]),
-    InstructionKind(
-        "CacheRead", "cache_read", ("block",), (("read_buffer_index", check_int), ("storage_scope", check_str)),
-        "block", _fixed(1),
-        apply=lambda s, i, a, d: s.cache_read(block=i[0], read_buffer_index=a[0], storage_scope=a[1]),
-        call_args=lambda r, a, d: [_kw("block", r[0]), _kw("read_buffer_index", py_literal(a[0])),
-                                   _kw("storage_scope", py_literal(a[1]))]),
-    InstructionKind(
-        "CacheWrite", "cache_write", ("block",), (("write_buffer_index", check_int), ("storage_scope", check_str)),
-        "block", _fixed(1),
-        apply=lambda s, i, a, d: s.cache_write(block=i[0], write_buffer_index=a[0], storage_scope=a[1]),
-        call_args=lambda r, a, d: [_kw("block", r[0]), _kw("write_buffer_index", py_literal(a[0])),
-                                   _kw("storage_scope", py_literal(a[1]))]),
+    *[InstructionKind(
+        kind, method, ("block",), ((index_name, check_int), ("storage_scope", check_str)), "block", _fixed(1),
+        apply=lambda s, i, a, d, method=method: getattr(s, method)(i[0], a[0], a[1]),
+        call_args=lambda r, a, d, index_name=index_name: [
+            _kw("block", r[0]), _kw(index_name, py_literal(a[0])), _kw("storage_scope", py_literal(a[1]))])
+      for kind, method, index_name in (("CacheRead", "cache_read", "read_buffer_index"),
+                                       ("CacheWrite", "cache_write", "write_buffer_index"))],
     *[InstructionKind(
         kind, method, ("block",), ((index_name, check_int), ("storage_scope", check_str), ("index_map", check_str)),
         "block", _fixed(1),
@@ -276,14 +253,8 @@ _KINDS = [
             _kw("index_map", a[2])])
       for kind, method, index_name in (("ReindexCacheRead", "reindex_cache_read", "read_buffer_index"),
                                        ("ReindexCacheWrite", "reindex_cache_write", "write_buffer_index"))],
-    InstructionKind(
-        "DecomposePadding", "decompose_padding", ("block", "loop"), (), "block", _fixed(1),
-        apply=lambda s, i, a, d: s.decompose_padding(block=i[0], loop=i[1]),
-        call_args=lambda r, a, d: [_kw("block", r[0]), _kw("loop", r[1])]),
-    InstructionKind(
-        "DecomposeReduction", "decompose_reduction", ("block", "loop"), (), "block", _fixed(1),
-        apply=lambda s, i, a, d: s.decompose_reduction(block=i[0], loop=i[1]),
-        call_args=lambda r, a, d: [_kw("block", r[0]), _kw("loop", r[1])]),
+    _on_rvs("DecomposePadding", "decompose_padding", ("block", "loop"), "block", _fixed(1)),
+    _on_rvs("DecomposeReduction", "decompose_reduction", ("block", "loop"), "block", _fixed(1)),
     InstructionKind(
         "RFactor", "rfactor", ("loop",), (("factor_axis", check_int),), "block", _fixed(1),
         apply=lambda s, i, a, d: s.rfactor(loop=i[0], factor_axis=a[0]),

@@ -166,6 +166,14 @@ class Schedule(BlockTransforms):
                                            "not a loop; only compute_at / reverse_compute_at accept it")
         return fname, var
 
+    def _block_and_loop(self, block, loop, primitive: str, allow_mark: bool = False):
+        """``(rv, function name, block name, loop var)`` of a block and a loop that must be in one function."""
+        block, fname, name = self._block(block, primitive)
+        lf, var = self._loop(loop, primitive, allow_mark)
+        if lf != fname:
+            raise ScheduleError(primitive, f"block {name!r} is in function {fname!r} but the loop is in {lf!r}")
+        return block, fname, name, var
+
     def _loops(self, loops, primitive: str) -> tuple[str, list]:
         resolved = [self._loop(lp, primitive) for lp in loops]
         if not resolved:
@@ -332,11 +340,8 @@ class Schedule(BlockTransforms):
         self._record("ReverseComputeInline", (block,), (), ())
 
     def _compute_at(self, kind: str, prim: str, block, loop, preserve_unit_loops) -> None:
-        block, fname, name = self._block(block, prim)
-        lf, var = self._loop(loop, prim, allow_mark=True)
+        block, fname, name, var = self._block_and_loop(block, loop, prim, allow_mark=True)
         pul = self._flag(preserve_unit_loops, prim, "preserve_unit_loops")
-        if lf != fname:
-            raise ScheduleError(prim, f"block {name!r} is in function {fname!r} but the loop is in {lf!r}")
         func = self._funcs[fname]
         if var is INLINE_MARK:
             inline = "compute_inline" if prim == "compute_at" else "reverse_compute_inline"
@@ -373,11 +378,7 @@ class Schedule(BlockTransforms):
         return self._cache_stage("CacheWrite", "cache_write", block, write_buffer_index, storage_scope)
 
     def decompose_reduction(self, block, loop) -> BlockRV:
-        prim = "decompose_reduction"
-        block, fname, name = self._block(block, prim)
-        lf, var = self._loop(loop, prim)
-        if lf != fname:
-            raise ScheduleError(prim, f"block {name!r} is in function {fname!r} but the loop is in {lf!r}")
+        block, fname, name, var = self._block_and_loop(block, loop, "decompose_reduction")
         func, init_name = _reduction.decompose_reduction(self._funcs[fname], name, var)
         self._set(fname, func)
         rv = self._new(BlockRV, (fname, init_name))

@@ -110,17 +110,9 @@ class Trace:
     # ------------------------------------------------------------------------------------------- json
     def as_json(self) -> dict:
         names = self._names()
-
-        def enc(x):
-            if isinstance(x, RandomVariable):
-                return names[x]
-            if isinstance(x, (list, tuple)):
-                return [enc(v) for v in x]
-            return x
-
-        insts = [[inst.kind, [enc(x) for x in inst.inputs], [enc(a) for a in inst.attrs],
+        insts = [[inst.kind, [_through(x, names) for x in inst.inputs], [_through(a, names) for a in inst.attrs],
                   [names[o] for o in inst.outputs]] for inst in self._insts]
-        decisions = [[i, enc(d)] for i, d in sorted(self._decisions.items())]
+        decisions = [[i, _through(d, names)] for i, d in sorted(self._decisions.items())]
         return {"insts": insts, "decisions": decisions}
 
     to_json = as_json
@@ -148,21 +140,13 @@ class Trace:
         for i in overrides:
             self._check_sampling_index(i)
         rv_map: dict = {}
-
-        def resolve(x):
-            if isinstance(x, RandomVariable):
-                return rv_map[x]
-            if isinstance(x, (list, tuple)):
-                return [resolve(v) for v in x]
-            return x
-
         recorded = self._decisions
         for i, inst in enumerate(self._insts):
             spec = INSTRUCTION_KINDS[inst.kind]
             decision = overrides[i] if i in overrides else recorded.get(i)
             try:
                 try:
-                    inputs = tuple([rv_map[x] if isinstance(x, RandomVariable) else resolve(x) for x in inst.inputs])
+                    inputs = tuple([_through(x, rv_map) for x in inst.inputs])
                 except KeyError:
                     raise ScheduleError(spec.method, "uses a random variable no earlier instruction defines") from None
                 result = spec.apply(sch, inputs, inst.attrs, decision)
@@ -179,22 +163,22 @@ class Trace:
 
     def replay(self, func_or_mod, decisions: dict | None = None, seed: int | None = None):
         """A new Schedule of ``func_or_mod`` with this trace applied (see ``apply_to_schedule``)."""
-        sch = _schedule_class()(func_or_mod, seed=seed)
+        # cycle: a Schedule's ``trace`` is a Trace (schedule.py imports this module at its top), and a Trace
+        # replays into a new Schedule; Python imports a module once, so this costs a dictionary lookup
+        from .schedule import Schedule
+
+        sch = Schedule(func_or_mod, seed=seed)
         self.apply_to_schedule(sch, decisions)
         return sch
 
 
-def _schedule_class():
-    """``Schedule`` (imported on first use: ``schedule.py`` imports this module)."""
-    global _SCHEDULE
-    if _SCHEDULE is None:
-        from .schedule import Schedule  # cycle: schedule.py imports this module
-
-        _SCHEDULE = Schedule
-    return _SCHEDULE
-
-
-_SCHEDULE = None
+def _through(x, table: dict):
+    """``x`` with every random variable in it (lists too) replaced by ``table[rv]``."""
+    if isinstance(x, RandomVariable):
+        return table[x]
+    if isinstance(x, (list, tuple)):
+        return [_through(v, table) for v in x]
+    return x
 
 
 def _copy(decision):

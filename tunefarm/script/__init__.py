@@ -23,7 +23,7 @@ IR of ``tunefarm.ir`` (``graph_expr``, ``graph_function``); the two front ends s
 points, so one ``@ir_module`` class may hold both kinds.
 """
 from .diagnostics import ParseError
-from .namespace import I, T, ir_module, prim_func
+from .entry import I, T, ir_module, prim_func
 from .parser import from_source, register_function_parser, register_namespace
 from .relax_namespace import R  # registers @R.function with the parser
 

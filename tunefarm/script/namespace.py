@@ -1,4 +1,7 @@
-"""The objects users import: ``T`` (TensorIR script namespace), ``I`` (module namespace) and ``ir_module``.
+"""What the script namespaces are made of: ``T``'s and ``I``'s classes, the inert ``ScriptOnly`` markers, and
+the names the TensorIR parser understands. The namespaces themselves, with the decorators that call the
+parser, are made in ``entry.py`` above the parser (as TVM's ``parser/ir/entry.py``); the parser reads these
+classes and never the decorators.
 
 Script bodies are never executed: the parser reads them as syntax trees. Python does evaluate decorators and
 parameter annotations when it defines a function, so ``T.Buffer((128, 128), "float32")``,
@@ -6,8 +9,6 @@ parameter annotations when it defines a function, so ``T.Buffer((128, 128), "flo
 script name is a ``ScriptOnly`` marker that does nothing and explains itself if used from plain Python.
 """
 from __future__ import annotations
-
-import sys
 
 from ..ir.dtype import ALL_TYPES
 from ..ir.expr import INTRINSICS
@@ -89,42 +90,6 @@ def _caller_locals(frame) -> list[dict]:
     return out
 
 
-def prim_func(func=None, *, private: bool = False, check_well_formed: bool = True):
-    """``@T.prim_func`` (or ``@T.prim_func(private=True)``): parse the function's source into a PrimFunc."""
-
-    def decorate(f):
-        frame = sys._getframe(1)
-        if _in_class_body(frame):
-            return DeferredScriptFunction("tir.prim_func", f, {"private": private})
-        from .parser import parse_python_function  # cycle: parser imports this module
-
-        return parse_python_function(f, "tir.prim_func", _caller_locals(frame), {"private": private})
-
-    decorate._script_key = "tir.prim_func"
-    if func is None:
-        return decorate
-    frame = sys._getframe(1)
-    if _in_class_body(frame):
-        return DeferredScriptFunction("tir.prim_func", func, {"private": private})
-    from .parser import parse_python_function  # cycle: parser imports this module
-
-    return parse_python_function(func, "tir.prim_func", _caller_locals(frame), {"private": private})
-
-
-prim_func._script_key = "tir.prim_func"
-
-
-def ir_module(cls):
-    """``@ir_module`` on a class whose methods are script functions: an ``IRModule`` of them."""
-    from .parser import parse_python_class  # cycle: parser imports this module
-
-    frame = sys._getframe(1)
-    return parse_python_class(cls, _caller_locals(frame), frame.f_lineno)
-
-
-ir_module._script_key = "ir.ir_module"
-
-
 class _BufferAnnotation:
     """What ``T.Buffer(...)`` / ``T.Buffer[...]`` evaluate to in a parameter annotation (only a marker)."""
 
@@ -142,8 +107,10 @@ class TIRNamespace(ScriptNamespace):
     """``T``: the TensorIR script namespace (``T.prim_func``, ``T.Buffer``, ``T.grid``, ``T.block``, ...)."""
 
     _script_namespace = "tir"
-    prim_func = staticmethod(prim_func)
     Buffer = _BufferAnnotation()
+
+    def __init__(self, prim_func):
+        self.prim_func = prim_func  # the decorator: it calls the parser, so it comes from ``entry.py`` above it
 
     def __getattr__(self, name: str):
         if name in TIR_NAMES:
@@ -158,7 +125,9 @@ class IRNamespace(ScriptNamespace):
     """``I``: module-level script names (``I.ir_module``, ``I.module_attrs``)."""
 
     _script_namespace = "ir"
-    ir_module = staticmethod(ir_module)
+
+    def __init__(self, ir_module):
+        self.ir_module = ir_module  # the decorator, from ``entry.py`` (as ``TIRNamespace.prim_func``)
 
     def __getattr__(self, name: str):
         if name in IR_NAMES:
@@ -167,24 +136,3 @@ class IRNamespace(ScriptNamespace):
 
     def __repr__(self) -> str:
         return "<tunefarm.script.I>"
-
-
-T = TIRNamespace()
-I = IRNamespace()  # noqa: E741 - the name TVMScript uses
-
-
-class _TVMScriptCompat(ScriptNamespace):
-    """``tvm.script`` as seen by ``from_source``: lets pasted course code keep ``@tvm.script.ir_module``."""
-
-    _script_namespace = "tvm.script"
-    tir = T
-    ir = I
-    ir_module = staticmethod(ir_module)
-
-
-class _TVMCompat(ScriptNamespace):
-    _script_namespace = "tvm"
-    script = _TVMScriptCompat()
-
-
-TVM_COMPAT = _TVMCompat()

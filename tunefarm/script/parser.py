@@ -1,4 +1,5 @@
-"""Entry points of the script front end: decorators, ``ir_module`` classes and ``from_source``.
+"""The script parser's entry points: script functions (what the decorators call), ``ir_module`` classes and
+``from_source``.
 
 Functions are dispatched on their decorator through ``FUNCTION_PARSERS`` (key ``"tir.prim_func"``; the graph
 front end registers ``"relax.function"``), so new function kinds plug in without touching this file:
@@ -21,7 +22,7 @@ import tunefarm
 
 from ..ir.module import IRModule
 from .diagnostics import ParseError, Source, describe
-from .namespace import TVM_COMPAT, DeferredScriptFunction, I, ScriptNamespace, T, ir_module
+from .namespace import DeferredScriptFunction, ScriptNamespace
 from .source import PythonEnv, env_of_function, is_module, is_script_object, plain_constant, source_of, _MISSING
 from .tir_parser import PrimFuncParser
 
@@ -43,9 +44,10 @@ def _parse_prim_func(ctx: ParseContext, fdef: ast.FunctionDef, kwargs: dict):
 FUNCTION_PARSERS: dict[str, Callable] = {"tir.prim_func": _parse_prim_func}
 _DECORATOR_KWARGS = {"tir.prim_func": {"private", "check_well_formed"}}
 
-# names from_source knows without imports, and what `from tvm.script import <x> as <y>` maps to
-DEFAULT_ALIASES: dict = {"T": T, "I": I, "ir_module": ir_module, "tvm": TVM_COMPAT}
-_TVM_SCRIPT_NAMES: dict = {"tir": T, "ir": I, "ir_module": ir_module}
+# names from_source knows without imports, and what `from tvm.script import <x> as <y>` maps to; filled by
+# ``entry.py`` (T, I, ir_module, tvm) and ``relax_namespace.py`` (R), which hold the decorators
+DEFAULT_ALIASES: dict = {}
+_TVM_SCRIPT_NAMES: dict = {}
 
 
 def register_function_parser(key: str, handler: Callable, kwargs: set | None = None) -> None:
@@ -247,7 +249,7 @@ def _import_aliases(src: Source, node) -> dict:
                 raise src.error(node, f"from_source only accepts imports of the script namespaces, not "
                                       f"`{describe(node)}`", "import")
             if root == "tvm":
-                out[a.asname or "tvm"] = TVM_COMPAT
+                out[a.asname or "tvm"] = DEFAULT_ALIASES["tvm"]
             else:
                 out[a.asname or "tunefarm"] = tunefarm
         return out

@@ -17,6 +17,7 @@ import re
 from .. import te
 from ..ir.function import PrimFunc
 from ..ir.module import IRModule
+from ..ir.module import as_prim_func as ir_as_prim_func
 from .errors import SearchError
 from .user_code import UserCodeError, load_attribute
 
@@ -81,16 +82,7 @@ def builtin_workload(name: str) -> PrimFunc:
 
 def as_prim_func(func, what: str = "workload") -> PrimFunc:
     """A PrimFunc from a PrimFunc or an IRModule holding one (``main`` preferred)."""
-    if isinstance(func, PrimFunc):
-        return func
-    if isinstance(func, IRModule):
-        main = func.main_prim_func()
-        if main is not None:
-            return main
-        prims = func.prim_funcs()
-        raise SearchError(f"{what}: the module has {len(prims)} prim funcs ({', '.join(prims) or 'none'}); "
-                          "pass one of them (or name it 'main')")
-    raise TypeError(f"{what}: expected a PrimFunc or an IRModule, got {type(func).__name__}")
+    return ir_as_prim_func(func, what, SearchError)
 
 
 def as_workload(func, what: str = "workload") -> PrimFunc:

@@ -17,20 +17,21 @@ from .tensor import Axis
 
 def min_value(dtype: str) -> E.PrimExpr:
     """Smallest value of ``dtype`` (``-inf`` for floats): the identity of ``max``."""
-    if is_float(dtype):
-        return E.FloatImm(float("-inf"), dtype)
-    if dtype == "bool":
-        return E.const(False, "bool")
-    return E.const(int(np.iinfo(dtype).min), dtype)
+    return _extreme(dtype, -1)
 
 
 def max_value(dtype: str) -> E.PrimExpr:
     """Largest value of ``dtype`` (``+inf`` for floats): the identity of ``min``."""
+    return _extreme(dtype, 1)
+
+
+def _extreme(dtype: str, sign: int) -> E.PrimExpr:
     if is_float(dtype):
-        return E.FloatImm(float("inf"), dtype)
+        return E.FloatImm(sign * float("inf"), dtype)
     if dtype == "bool":
-        return E.const(True, "bool")
-    return E.const(int(np.iinfo(dtype).max), dtype)
+        return E.const(sign > 0, "bool")
+    info = np.iinfo(dtype)
+    return E.const(int(info.max if sign > 0 else info.min), dtype)
 
 
 class CommReducer:
@@ -120,25 +121,23 @@ def prod(expr, axis=None, where=None):
 
 def max(a, b=None, axis=None, where=None):  # noqa: A001
     """``te.max(expr, axis=k)`` reduces; ``te.max(a, b)`` is the elementwise maximum."""
-    if axis is None and b is not None and _is_axis_arg(b):
-        axis, b = b, None
-    if axis is not None:
-        if b is not None:
-            raise TypeError("te.max: give either a second operand or axis=, not both")
-        return max_reducer(a, axis, where)
-    if b is None:
-        raise TypeError("te.max needs a second operand (elementwise) or axis= (reduction)")
-    return E.max_(a, b)
+    return _reduce_or_pair("max", max_reducer, E.max_, a, b, axis, where)
 
 
 def min(a, b=None, axis=None, where=None):  # noqa: A001
     """``te.min(expr, axis=k)`` reduces; ``te.min(a, b)`` is the elementwise minimum."""
+    return _reduce_or_pair("min", min_reducer, E.min_, a, b, axis, where)
+
+
+def _reduce_or_pair(name: str, reducer: CommReducer, pair, a, b, axis, where):
+    """TVM's two-faced ``te.max`` / ``te.min``: a reduction over ``axis`` (also given as the second argument),
+    or the elementwise function of two operands."""
     if axis is None and b is not None and _is_axis_arg(b):
         axis, b = b, None
     if axis is not None:
         if b is not None:
-            raise TypeError("te.min: give either a second operand or axis=, not both")
-        return min_reducer(a, axis, where)
+            raise TypeError(f"te.{name}: give either a second operand or axis=, not both")
+        return reducer(a, axis, where)
     if b is None:
-        raise TypeError("te.min needs a second operand (elementwise) or axis= (reduction)")
-    return E.min_(a, b)
+        raise TypeError(f"te.{name} needs a second operand (elementwise) or axis= (reduction)")
+    return pair(a, b)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...ir.expr import Var
 from ...ir.graph_expr import Call, Constant, GraphVar, TensorType
-from ...ir.graph_function import Binding, DataflowBlock, Function
+from ...ir.graph_function import Binding, Function, map_args, map_blocks
 from ...ir.module import IRModule
 
 
@@ -20,18 +20,8 @@ def rewrite_args(fn: Function, mapping: dict) -> Function:
     def sub(a):
         return mapping.get(a, a) if isinstance(a, GraphVar) else a
 
-    blocks = []
-    for blk in fn.blocks:
-        bindings = []
-        for b in blk.bindings:
-            v = b.value
-            if isinstance(v, Call):
-                v = Call(v.op, [sub(a) for a in v.args], v.attrs, v.type)
-            else:
-                v = sub(v)
-            bindings.append(Binding(b.var, v))
-        blocks.append(DataflowBlock(bindings, blk.outputs))
-    return fn.replace(blocks=tuple(blocks), ret=sub(fn.ret))
+    blocks = map_blocks(fn, lambda b: Binding(b.var, map_args(b.value, sub)))
+    return fn.replace(blocks=blocks, ret=sub(fn.ret))
 
 
 def _subst_type(t: TensorType, dims: dict) -> TensorType:
@@ -55,22 +45,20 @@ def substitute_dims(fn: Function, dims: dict) -> Function:
     def sub(a):
         return vmap.get(a, a) if isinstance(a, GraphVar) else a
 
+    def rebind(b: Binding) -> Binding:
+        v = b.value
+        if isinstance(v, Call):
+            attrs = dict(v.attrs)
+            if "shape" in attrs:
+                attrs["shape"] = tuple(dims.get(d, d) if isinstance(d, Var) else d for d in attrs["shape"])
+            v = map_args(v, sub, attrs, _subst_type(v.type, dims))
+        else:
+            v = sub(v)
+        return Binding(new_var(b.var), v)
+
     params = [new_var(p) for p in fn.params]
-    blocks = []
-    for blk in fn.blocks:
-        bindings = []
-        for b in blk.bindings:
-            v = b.value
-            if isinstance(v, Call):
-                attrs = dict(v.attrs)
-                if "shape" in attrs:
-                    attrs["shape"] = tuple(dims.get(d, d) if isinstance(d, Var) else d for d in attrs["shape"])
-                v = Call(v.op, [sub(a) for a in v.args], attrs, _subst_type(v.type, dims))
-            else:
-                v = sub(v)
-            bindings.append(Binding(new_var(b.var), v))
-        blocks.append(DataflowBlock(bindings, [sub(o) for o in blk.outputs]))
-    return fn.replace(params=tuple(params), blocks=tuple(blocks), ret=sub(fn.ret))
+    blocks = map_blocks(fn, rebind, sub)
+    return fn.replace(params=tuple(params), blocks=blocks, ret=sub(fn.ret))
 
 
 class BindParams:

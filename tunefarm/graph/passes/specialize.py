@@ -15,7 +15,7 @@ from ...ir.call_signature import SignatureError, check_signature
 from ...ir.function import PrimFunc
 from ...ir.functor import substitute
 from ...ir.graph_expr import Call
-from ...ir.graph_function import Binding, DataflowBlock, Function
+from ...ir.graph_function import Binding, Function, map_blocks
 from ...ir.module import IRModule
 from ..builder import unique_name
 
@@ -96,16 +96,13 @@ class SpecializeShapes:
 def _rename_calls(fn: Function, rename: dict) -> Function:
     if not any(id(c) in rename for c in fn.calls()):
         return fn
-    blocks = []
-    for blk in fn.blocks:
-        bindings = []
-        for b in blk.bindings:
-            v = b.value
-            if isinstance(v, Call) and id(v) in rename:
-                v = Call(v.op, v.args, {**v.attrs, "func": rename[id(v)]}, v.type)
-            bindings.append(Binding(b.var, v))
-        blocks.append(DataflowBlock(bindings, blk.outputs))
-    return fn.replace(blocks=tuple(blocks))
+    def rebind(b: Binding) -> Binding:
+        v = b.value
+        if isinstance(v, Call) and id(v) in rename:
+            return Binding(b.var, Call(v.op, v.args, {**v.attrs, "func": rename[id(v)]}, v.type))
+        return b
+
+    return fn.replace(blocks=map_blocks(fn, rebind))
 
 
 __all__ = ["SpecializeShapes", "specialize"]

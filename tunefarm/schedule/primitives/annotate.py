@@ -13,12 +13,13 @@ from __future__ import annotations
 from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.function import PrimFunc
+from ...ir.functor import uses_var
 from ...ir.stmt_functor import iter_block_realizes
 from ..error import ScheduleError
 from ..tree import (block_with_annotations, find_block, find_loop, func_index, loop_with, loops_above, realize_with,
                     replace_path)
 from .block_kinds import concurrency_violation
-from .query import blocks_under, uses_any
+from .query import blocks_under
 
 ANNOTATION_TYPES = (bool, int, float, str)
 
@@ -48,7 +49,7 @@ def _carriers(path, loop: S.For, realize: S.BlockRealize) -> frozenset:
         below = below or node is loop
         if below and isinstance(node, S.BlockRealize) and node is not realize:
             for iv, value in zip(node.block.iter_vars, node.iter_values):
-                if iv.iter_type == "S" and uses_any(value, reach):
+                if iv.iter_type == "S" and uses_var(value, reach):
                     reach.add(iv.var)
     return frozenset(reach - {loop.loop_var})
 

@@ -21,13 +21,14 @@ from ...ir import expr as E
 from ...ir import stmt as S
 from ...ir.arith import add_int, simplify, sub_int
 from ...ir.function import PrimFunc
+from ...ir.functor import uses_var
 from ...ir.memo import NodeCache
 from ...ir.stmt_functor import iter_stmts
 from ..affine import is_affine_binding
 from ..error import ScheduleError
 from ..tree import enclosing_block, loops_above
 from .dataflow import ScopeInfo, expr_vars, interval, region_under, relax_loops
-from .query import binding_kinds, is_reduction_block, uses_any
+from .query import binding_kinds, is_reduction_block
 
 COMPLETE_RULES = {1: "not all its iteration variables are spatial", 2: "it is not the only writer of its outputs",
                   3: "it reads a buffer it writes"}
@@ -113,7 +114,7 @@ def concurrency_violation(realize: S.BlockRealize, loop: S.For, loops, compact: 
     kinds = binding_kinds(realize).get(loop.loop_var, set())
     if "R" in kinds:
         return f"loop {name!r} is bound into a reduction iteration variable of block {realize.block.name!r}"
-    spatial = "S" in kinds or any(uses_any(r.min, via) for w in realize.block.writes for r in w.region)
+    spatial = "S" in kinds or any(uses_var(r.min, via) for w in realize.block.writes for r in w.region)
     if is_reduction_block(realize.block) and not spatial:
         return (f"loop {name!r} is not bound into any spatial iteration variable of reduction block "
                 f"{realize.block.name!r}; its iterations would update the same accumulator")

@@ -117,23 +117,45 @@ def _install(func: PrimFunc, scope_name: str, new_buf: Buffer, position: int, ne
     return replace_path(func, path, path[-1].replace(block=new_scope))
 
 
+class _Site:
+    """What both cache primitives start from: the block (checked), the buffer cached and its scope block."""
+
+    def __init__(self, func: PrimFunc, block: str, index, storage_scope: str, kind: str):
+        self.prim = prim = f"cache_{kind}"
+        self.kind = kind
+        _check_scope(prim, storage_scope)
+        self.path = D.block_path(func, block, prim)
+        self.realize = self.path[-1]
+        regions = self.realize.block.reads if kind == "read" else self.realize.block.writes
+        _check_index(prim, regions, index, block, kind)
+        self.buf = regions[index].buffer
+        self.scope = enclosing_block(self.path)
+        self.info = D.ScopeInfo(func, self.scope)
+        self.me = self.info.site(self.realize)
+
+
+def _redirect(func: PrimFunc, site: _Site, storage_scope: str, position: int) -> tuple[PrimFunc, str]:
+    """Make the block use a new ``storage_scope`` buffer for ``site.buf`` and put the copy between the two at
+    ``position`` in the scope block."""
+    buf = site.buf
+    name = D.fresh_name(func, f"{buf.name}_{storage_scope}")
+    cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
+    region = _scope_region(site.me, buf, site.kind)
+    new_blk = D.with_inferred_regions(substitute(site.realize.block, {}, {buf: cache}))
+    func, scope_path = _replace_in_scope(func, site.path, site.realize.replace(block=new_blk), site.scope)
+    src, dst = (buf, cache) if site.kind == "read" else (cache, buf)
+    return _install(func, site.scope.name, cache, position, _copy_nest(name, src, dst, region), scope_path), name
+
+
 def cache_read(func: PrimFunc, block: str, read_buffer_index: int, storage_scope: str) -> tuple[PrimFunc, str]:
     """Read ``block.reads[read_buffer_index].buffer`` through a copy in ``storage_scope``."""
-    prim = "cache_read"
-    _check_scope(prim, storage_scope)
-    path = D.block_path(func, block, prim)
-    realize = path[-1]
-    blk = realize.block
-    _check_index(prim, blk.reads, read_buffer_index, block, "read")
-    buf = blk.reads[read_buffer_index].buffer
-    scope = enclosing_block(path)
-    info = D.ScopeInfo(func, scope)
-    me = info.site(realize)
+    site = _Site(func, block, read_buffer_index, storage_scope, "read")
+    prim, buf, scope, info, me = site.prim, site.buf, site.scope, site.info, site.me
     if buf in me.writes:
         raise ScheduleError(prim, f"block {block!r} also writes {buf.name!r}; cache_write is the primitive "
                                   "for buffers a block writes")
-    for k, site in enumerate(info.sites):
-        why = region_cover_violation(info.sites, k, buf) if buf in site.reads else None
+    for k, other in enumerate(info.sites):
+        why = region_cover_violation(info.sites, k, buf) if buf in other.reads else None
         if why:
             raise ScheduleError(prim, f"the region cover of scope {scope.name!r} does not hold for "
                                       f"{buf.name!r}: {why}")
@@ -147,13 +169,7 @@ def cache_read(func: PrimFunc, block: str, read_buffer_index: int, storage_scope
                                       f"{block!r}; the copy cannot be placed between them")
         if k < mine:
             position = max(position, k + 1)
-    name = D.fresh_name(func, f"{buf.name}_{storage_scope}")
-    cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
-    region = _scope_region(me, buf, "read")
-    new_blk = D.with_inferred_regions(substitute(blk, {}, {buf: cache}))
-    func, scope_path = _replace_in_scope(func, path, realize.replace(block=new_blk), scope)
-    func = _install(func, scope.name, cache, position, _copy_nest(name, buf, cache, region), scope_path)
-    return func, name
+    return _redirect(func, site, storage_scope, position)
 
 
 def _replace_in_scope(func: PrimFunc, path, new, scope: S.Block):
@@ -170,16 +186,8 @@ def _replace_in_scope(func: PrimFunc, path, new, scope: S.Block):
 def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_scope: str) -> tuple[PrimFunc, str]:
     """Write ``block.writes[write_buffer_index].buffer`` through a buffer in ``storage_scope`` and copy it
     back in a new block placed right after the block's loop nest."""
-    prim = "cache_write"
-    _check_scope(prim, storage_scope)
-    path = D.block_path(func, block, prim)
-    realize = path[-1]
-    blk = realize.block
-    _check_index(prim, blk.writes, write_buffer_index, block, "write")
-    buf = blk.writes[write_buffer_index].buffer
-    scope = enclosing_block(path)
-    info = D.ScopeInfo(func, scope)
-    me = info.site(realize)
+    site = _Site(func, block, write_buffer_index, storage_scope, "write")
+    prim, buf, blk, info, me = site.prim, site.buf, site.realize.block, site.info, site.me
     writers = info.writers(buf)
     if len(writers) > 1:
         raise ScheduleError(prim, f"buffer {buf.name!r} is written by {len(writers)} blocks "
@@ -190,16 +198,10 @@ def cache_write(func: PrimFunc, block: str, write_buffer_index: int, storage_sco
     if buf in me.reads and reduction_var_indexes_output(blk):
         raise ScheduleError(prim, f"block {block!r} reads {buf.name!r} where its init has not run (a reduction "
                                   "variable indexes what it writes); the cache would not hold the earlier values")
-    items = seq_items(scope.body)
+    items = seq_items(site.scope.body)
     mine = D.child_index_containing(items, me)
     for other in info.sites:
         if other is not me and D.child_index_containing(items, other) == mine and buf in (other.reads | other.writes):
             raise ScheduleError(prim, f"block {other.name!r} accesses {buf.name!r} inside the same loop nest as "
                                       f"{block!r}; the write-back cannot be placed between them")
-    name = D.fresh_name(func, f"{buf.name}_{storage_scope}")
-    cache = Buffer(name, buf.shape, buf.dtype, storage_scope)
-    region = _scope_region(me, buf, "write")
-    new_blk = D.with_inferred_regions(substitute(blk, {}, {buf: cache}))
-    func, scope_path = _replace_in_scope(func, path, realize.replace(block=new_blk), scope)
-    func = _install(func, scope.name, cache, mine + 1, _copy_nest(name, cache, buf, region), scope_path)
-    return func, name
+    return _redirect(func, site, storage_scope, mine + 1)

@@ -69,13 +69,18 @@ class _InlinePlan:
         self.buffer = buffer
 
 
-def _plan_inline(func: PrimFunc, block: str) -> _InlinePlan:
-    prim = _INLINE
+def _point_block(func: PrimFunc, block: str, prim: str):
+    """``(path, realize, store)`` of a block both inlines take: spatial, with a single buffer store."""
     path = D.block_path(func, block, prim)
     realize = path[-1]
+    _check_spatial(realize.block, prim)
+    return path, realize, _single_store(realize.block, prim)
+
+
+def _plan_inline(func: PrimFunc, block: str) -> _InlinePlan:
+    prim = _INLINE
+    path, realize, store = _point_block(func, block, prim)
     blk = realize.block
-    _check_spatial(blk, prim)
-    store = _single_store(blk, prim)
     buf = store.buffer
     if D.is_param(func, buf):
         raise ScheduleError(prim, f"block {block!r} writes {buf.name!r}, an output of the function; only "
@@ -177,11 +182,8 @@ def compute_inline(func: PrimFunc, block: str) -> PrimFunc:
 def reverse_compute_inline(func: PrimFunc, block: str) -> PrimFunc:
     """Fold a point-wise consumer into its producer: the producer then writes the consumer's output."""
     prim = _REV_INLINE
-    path = D.block_path(func, block, prim)
-    realize = path[-1]
+    path, realize, cstore = _point_block(func, block, prim)
     cblk = realize.block
-    _check_spatial(cblk, prim)
-    cstore = _single_store(cblk, prim)
     info = D.ScopeInfo(func, enclosing_block(path))
     check_stage_pipeline(func, enclosing_block(path), prim)
     me = info.site(realize)
@@ -489,22 +491,29 @@ def _plan_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
             raise ScheduleError(prim, f"block {x.name!r} also writes {bad}")
     outer_loops = all_loops_above(lpath) + [L]
     bounds = loop_bounds(outer_loops)
-    needed: dict = {}
-    for c in consumers:
-        relax, rb = D.relax_loops(D.loops_between(c.path, L), bounds)
-        for buf in c.reads & me.writes:
-            reg = D.region_under(c.realize, buf, "read", relax, rb)
-            if reg is None:
-                continue
-            old = needed.get(buf)
-            needed[buf] = reg if old is None else [(D.sym_min(a[0], b[0], bounds), D.sym_max(a[1], b[1], bounds))
-                                                   for a, b in zip(old, reg)]
+    needed = _regions_under(consumers, L, bounds, lambda c: c.reads & me.writes, "read")
     _, writes = D.infer_block_regions(me.block)
     pairs = [(w, needed[w.buffer]) for w in writes if w.buffer in needed]
     ranges = _solve_iter_ranges(prim, me.block, pairs, bounds, exact=False)
     nest = _build_nest(prim, me.realize, ranges, outer_loops, preserve_unit_loops, exact=False)
     check_moved_nest(prim, lpath, nest)
     return _Move(lpath, position, nest, me.realize, me.path)
+
+
+def _regions_under(sites, L: S.For, bounds: dict, buffers_of, kind: str) -> dict:
+    """Per buffer in ``buffers_of(site)``, the union over ``sites`` of the region each reads or writes
+    (``kind``) in one iteration of loop ``L``: the loops between ``L`` and the site run over their range."""
+    out: dict = {}
+    for site in sites:
+        relax, rb = D.relax_loops(D.loops_between(site.path, L), bounds)
+        for buf in buffers_of(site):
+            reg = D.region_under(site.realize, buf, kind, relax, rb)
+            if reg is None:
+                continue
+            old = out.get(buf)
+            out[buf] = reg if old is None else [(D.sym_min(a[0], b[0], bounds), D.sym_max(a[1], b[1], bounds))
+                                                for a, b in zip(old, reg)]
+    return out
 
 
 def compute_at(func: PrimFunc, block: str, loop: E.Var, preserve_unit_loops: bool = False) -> PrimFunc:
@@ -562,7 +571,7 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
                                       f"cannot move before it")
     for p in producers:
         below = D.loops_between(p.path, L)
-        if D.mentions(p.realize.predicate, {lp.loop_var for lp in below}):
+        if D.uses_var(p.realize.predicate, {lp.loop_var for lp in below}):
             raise ScheduleError(prim, f"producer {p.name!r} is predicated on loops inside {loop.name!r}; what it "
                                       "finishes there cannot be bounded without its predicate")
         kinds = D.binding_kinds(p.realize)
@@ -574,16 +583,7 @@ def _plan_reverse_compute_at(func, block, loop, preserve_unit_loops) -> _Move:
     position = max(D.child_index_containing(items, p) for p in producers) + 1
     outer_loops = all_loops_above(lpath) + [L]
     bounds = loop_bounds(outer_loops)
-    done: dict = {}
-    for p in producers:
-        relax, rb = D.relax_loops(D.loops_between(p.path, L), bounds)
-        for buf in p.writes & me.reads:
-            reg = D.region_under(p.realize, buf, "write", relax, rb)
-            if reg is None:
-                continue
-            old = done.get(buf)
-            done[buf] = reg if old is None else [(D.sym_min(a[0], b[0], bounds), D.sym_max(a[1], b[1], bounds))
-                                                 for a, b in zip(old, reg)]
+    done = _regions_under(producers, L, bounds, lambda p: p.writes & me.reads, "write")
     reads, _ = D.infer_block_regions(me.block)
     pairs = [(r, done[r.buffer]) for r in reads if r.buffer in done]
     check_reads_in_bounds(prim, me.block, [r for r, _ in pairs])

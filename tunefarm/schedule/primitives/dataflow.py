@@ -180,35 +180,7 @@ def _interval(e, relax: dict, bounds):
         return (E.cast(e.dtype, inner[0]), E.cast(e.dtype, inner[1]))
     if isinstance(e, (E.IntImm, E.FloatImm)):
         return _FIXED
-    return None if mentions(e, relax) else _FIXED
-
-
-def mentions(e, variables) -> bool:
-    """Whether expression ``e`` uses any Var in ``variables`` (a fast, allocation-free walk)."""
-    stack = [e]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, E.Var):
-            if n in variables:
-                return True
-        elif isinstance(n, E.Binary):
-            stack.append(n.a)
-            stack.append(n.b)
-        elif isinstance(n, (E.IntImm, E.FloatImm)):
-            continue
-        elif isinstance(n, E.BufferLoad):
-            stack.extend(n.indices)
-        elif isinstance(n, E.Call):
-            stack.extend(n.args)
-        elif isinstance(n, E.Select):
-            stack.extend((n.cond, n.true_value, n.false_value))
-        elif isinstance(n, E.Cast):
-            stack.append(n.value)
-        elif isinstance(n, E.Not):
-            stack.append(n.a)
-        else:
-            return uses_var(n, variables)
-    return False
+    return None if uses_var(e, relax) else _FIXED
 
 
 def sym_min(a: E.PrimExpr, b: E.PrimExpr, bounds: dict | None = None) -> E.PrimExpr:

@@ -25,7 +25,7 @@ from ..error import ScheduleError
 from ..affine import is_affine_binding
 from ..tree import (all_loops_above, find_loop, for_with, func_index, loop_bounds, loops_above, realize_with,
                     replace_path)
-from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block, uses_any
+from .query import binding_kinds, blocks_under, expr_vars, is_reduction_block
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ class _Rebinder(StmtMutator):
     def _expr(self, e, bounds):
         if isinstance(e, E.Var):
             return self.vmap.get(e, e)
-        if isinstance(e, E.IntImm) or not uses_any(e, self.keys):
+        if isinstance(e, E.IntImm) or not uses_var(e, self.keys):
             return e
         new = substitute(e, self.vmap)
         return e if new is e else simplify(new, bounds)
@@ -139,7 +139,7 @@ def check_reorder_bindings(func: PrimFunc, chain: list, primitive: str) -> None:
     chain_vars = {n.loop_var for n in chain}
     for realize in blocks_under(chain[-1].body):
         if not realize.block.iter_vars:
-            if uses_any(realize.predicate, chain_vars) or uses_var(realize.block, chain_vars):
+            if uses_var(realize.predicate, chain_vars) or uses_var(realize.block, chain_vars):
                 raise ScheduleError(primitive, f"opaque block {realize.block.name!r} (no iteration variables) "
                                                "uses the reordered loops directly; its iterations may depend on "
                                                "each other in program order")
@@ -268,6 +268,25 @@ def _widest(dtypes) -> str:
     return max(dtypes, key=bits)
 
 
+
+def _distinct_loops(prim: str, loops) -> list:
+    loops = list(loops)
+    if not loops:
+        raise ScheduleError(prim, "needs at least one loop")
+    if len(set(loops)) != len(loops):
+        raise ScheduleError(prim, f"a loop is given twice: {[v.name for v in loops]}")
+    return loops
+
+
+def _check_independent_ranges(prim: str, loops: list, consequence: str) -> None:
+    """No loop's range (min, extent) may use another of ``loops``' variables."""
+    own = {n.loop_var for n in loops}
+    for n in loops:
+        used = (expr_vars(n.min) | expr_vars(n.extent)) & own
+        if used:
+            raise ScheduleError(prim, f"the range of loop {n.loop_var.name!r} depends on loop "
+                                      f"{next(iter(used)).name!r}{consequence}")
+
 def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimFunc, E.Var]:
     """Fuse directly nested loops (given outermost first) into one loop ``a_b_fused``.
 
@@ -276,11 +295,7 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
     traces, changes nothing here).
     """
     prim = "fuse"
-    loops = list(loops)
-    if not loops:
-        raise ScheduleError(prim, "needs at least one loop")
-    if len(set(loops)) != len(loops):
-        raise ScheduleError(prim, f"a loop is given twice: {[v.name for v in loops]}")
+    loops = _distinct_loops(prim, loops)
     path = find_loop(func, loops[0], prim)
     nodes = [path[-1]]
     check_plain_loop(nodes[0], prim)
@@ -293,12 +308,7 @@ def fuse(func: PrimFunc, loops, preserve_unit_iters: bool = True) -> tuple[PrimF
                                       "body of the previous one")
         check_plain_loop(body, prim)
         nodes.append(body)
-    fused_vars = {n.loop_var for n in nodes}
-    for n in nodes:
-        used = (expr_vars(n.min) | expr_vars(n.extent)) & fused_vars
-        if used:
-            raise ScheduleError(prim, f"the range of loop {n.loop_var.name!r} depends on loop "
-                                      f"{next(iter(used)).name!r}")
+    _check_independent_ranges(prim, nodes, "")
     dtype = _widest([n.loop_var.dtype for n in nodes])
     fused = E.Var("_".join(n.loop_var.name for n in nodes) + "_fused", dtype)
     extents = [n.extent if n.extent.dtype == dtype else E.cast(dtype, n.extent) for n in nodes]
@@ -341,11 +351,7 @@ def reorder(func: PrimFunc, loops) -> PrimFunc:
     iteration (where ``init`` runs) after others.
     """
     prim = "reorder"
-    loops = list(loops)
-    if not loops:
-        raise ScheduleError(prim, "needs at least one loop")
-    if len(set(loops)) != len(loops):
-        raise ScheduleError(prim, f"a loop is given twice: {[v.name for v in loops]}")
+    loops = _distinct_loops(prim, loops)
     paths = find_loops(func, loops, prim)
     bottom_var = max(loops, key=lambda v: len(paths[v]))
     bottom = paths[bottom_var]
@@ -368,12 +374,7 @@ def reorder(func: PrimFunc, loops) -> PrimFunc:
             raise ScheduleError(prim, f"loop {chain[-1].loop_var.name!r} has other statements beside loop "
                                       f"{node.loop_var.name!r}; reorder needs a single chain of nested loops")
         chain.append(node)
-    chain_vars = {n.loop_var for n in chain}
-    for n in chain:
-        used = (expr_vars(n.min) | expr_vars(n.extent)) & chain_vars
-        if used:
-            raise ScheduleError(prim, f"the range of loop {n.loop_var.name!r} depends on loop "
-                                      f"{next(iter(used)).name!r}, so they cannot be reordered")
+    _check_independent_ranges(prim, chain, ", so they cannot be reordered")
     if len(loops) > 1:
         check_reorder_bindings(func, chain, prim)
     for realize in blocks_under(chain[-1].body):

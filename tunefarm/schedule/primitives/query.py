@@ -46,32 +46,6 @@ def expr_vars(e) -> set:
     return out
 
 
-def uses_any(e, variables) -> bool:
-    """Whether ``expr_vars(e) & variables`` is non-empty (same walk, stopping at the first hit)."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        t = type(x)
-        if t is E.Binary:
-            stack.append(x.a)
-            stack.append(x.b)
-        elif t is E.Var:
-            if x in variables:
-                return True
-        elif t is E.IntImm:
-            continue
-        elif isinstance(x, E.Var):
-            if x in variables:
-                return True
-        elif isinstance(x, E.BufferLoad):
-            stack.extend(x.indices)
-        elif isinstance(x, E.Call):
-            stack.extend(x.args)
-        elif not isinstance(x, (E.IntImm, E.FloatImm)):
-            stack.extend(getattr(x, f) for f in x._fields)
-    return False
-
-
 def binding_kinds(realize: S.BlockRealize) -> dict:
     """``Var -> {"S", "R"}``: which kinds of block iteration variables each outer variable is bound into."""
     kinds: dict = {}

@@ -230,7 +230,7 @@ def rfactor(func: PrimFunc, loop: E.Var, factor_axis: int) -> tuple[PrimFunc, st
     out = red.store.buffer
     if uses_var(blk.init, {iv.var for iv in blk.iter_vars if iv.iter_type == "R"}):
         raise ScheduleError(prim, f"the init of block {blk.name!r} uses reduction variables")
-    if D.mentions(L.extent, set(D.expr_vars(L.extent)) - set(func.symbolic_vars())):
+    if D.uses_var(L.extent, set(D.expr_vars(L.extent)) - set(func.symbolic_vars())):
         raise ScheduleError(prim, f"the extent of loop {loop.name!r} depends on other loops; the rfactor "
                                   "buffer needs a fixed size")
     axis = _factor_axis(factor_axis, out, prim)
