@@ -66,7 +66,9 @@ def multi_level_tiling(sch: Schedule, block: str, inline=(), epilogues=(), max_i
     if sch.get(inner).const_extent() > 1:
         sch.vectorize(inner)
     wb_loops = sch.get_loops(writeback)
-    if sch.get(wb_loops[-1]).const_extent() > 1:
+    # the write-back sits under the fused outer loop; with no loop of its own left there is nothing to vectorize
+    # (its last loop would be the outer, parallel and annotated one)
+    if len(wb_loops) > 1 and sch.get(wb_loops[-1]).const_extent() > 1:
         sch.vectorize(sch.fuse(wb_loops[-1]))
     sch.decompose_reduction(b, sch.get_loops(b)[1])
     return sch
