@@ -254,6 +254,8 @@ class RandomSearch(SearchStrategy):
 
     def _trim(self) -> None:
         """Keep the best-scored ``POOL_SIZE`` candidates, and ``WORKER_POOL`` per worker on a big farm."""
+        if len(self.pool) <= POOL_SIZE:  # (the cap is never below it: no need to count the workers)
+            return
         cap = max(POOL_SIZE, WORKER_POOL * len({e.worker for e in self.pool.values()}))
         if len(self.pool) > cap:
             keep = sorted(self.pool.values(), key=lambda e: -e.score)[:cap]

@@ -37,6 +37,8 @@ TRAIN_TIMEOUT_S = 600.0
 POLL_S = 5.0                 # longest wait for the farm between checks (faults are handled inside poll)
 CLAIM_TRIES = 8              # rounds of picks refused by the database (another job has them) before slots wait
 HEARTBEAT_S = 30.0           # how often the job tells the database its driver is alive (see database/liveness)
+CLAIM_AHEAD = 1              # picks claimed ahead per worker picked for: a step's claim serves that many more steps
+COMMIT_EVERY_S = 1.0         # longest a result waits for a transaction when no claim brings one sooner
 _LOST = {DoneStatus.LOST: MeasureStatus.WORKER_LOST, DoneStatus.TIMEOUT: MeasureStatus.TIMEOUT,
          DoneStatus.ERROR: MeasureStatus.RUN_ERROR}
 
@@ -62,6 +64,8 @@ class TuningJob:
         self.current: JobTask | None = None
         self.current_picks = 0
         self.pending_records: list[Record] = []
+        self.pending_since = 0.0    # when the oldest uncommitted result arrived
+        self.reserved: dict = {}    # worker -> [(task, entry)] claimed ahead for it, not yet put
         self.busy_secs = 0.0
         self.replays = 0            # measurements whose program was not cached on the worker that measured it
         self.search_cpu = 0.0       # driver CPU choosing and scoring candidates
@@ -106,7 +110,10 @@ class TuningJob:
         """Put work until the farm holds ``capacity`` items, each chosen for the worker that has room.
 
         The programs picked for measuring are claimed in the database in the same transaction that stores the
-        results that arrived since the last step (``Database.commit_and_claim``): one small write per step.
+        results that arrived since the last one (``Database.commit_and_claim``). A step that claims anyway
+        claims ``CLAIM_AHEAD`` more picks for each worker it picked for and holds them until that worker has
+        room again: those steps need no transaction, so a driver step costs a transaction only every few
+        trials (at most ``COMMIT_EVERY_S`` of results wait for one).
         """
         for _ in range(CLAIM_TRIES):
             rooms = self.farm.rooms()
@@ -114,7 +121,7 @@ class TuningJob:
             picks = []
             while free > 0:
                 worker = max(rooms, key=rooms.get) if rooms else None
-                item = self._next_work(worker)
+                item = self._reserved_for(worker) or self._next_work(worker) or self._reserved_for(worker, True)
                 if item is None:
                     break
                 free -= 1
@@ -126,24 +133,40 @@ class TuningJob:
                     item.prefer = item.prefer or worker
                     self.farm.put(item)
                 else:
-                    picks.append(item)
+                    picks.append((*item, worker, False))
+            if picks:
+                picks += self._picks_ahead({p[2] for p in picks})
             if not self._claim_and_commit(picks):
                 return
+
+    def _reserved_for(self, worker, anyone: bool = False) -> Work | None:
+        """The measurement of a pick claimed ahead for ``worker`` (with ``anyone``: for any worker, when
+        nothing else is left to hand out), or None."""
+        held = self.reserved.get(worker) or (next((v for v in self.reserved.values() if v), None) if anyone else None)
+        if not held:
+            return None
+        t, entry = held.pop()
+        return self._measure_work(t, entry)
+
+    def _picks_ahead(self, workers: set) -> list:
+        """``CLAIM_AHEAD`` more picks for each of ``workers``, claimed with this step's picks."""
+        out = []
+        for worker in workers:
+            for _ in range(CLAIM_AHEAD - len(self.reserved.get(worker, ()))):
+                item = self._pick(worker)
+                if item is None:
+                    return out
+                out.append((*item, worker, True))
+        return out
 
     def _next_work(self, worker: str | None):
         """Training, a pick to measure ``(task, entry)`` (claimed later), or a search request; None if nothing."""
         if not self.training and self.model.wants_training():
             self.training = True
             return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S, tag=("train",))
-        if self.submitted < self.budget:
-            t0 = time.thread_time()
-            t = self._task_to_measure()
-            entry = t.search.pick(worker) if t is not None else None
-            self.search_cpu += time.thread_time() - t0
-            if entry is not None:
-                t.measures_in_flight += 1  # held until the claim says whether it is ours
-                self.submitted += 1
-                return t, entry
+        pick = self._pick(worker)
+        if pick is not None:
+            return pick
         cap = max(2, self.farm.capacity // 2)
         for t in self._search_order():
             if t.wants_search(cap):
@@ -161,6 +184,20 @@ class TuningJob:
                     return self._next_work(worker)
                 return work
         return None
+
+    def _pick(self, worker: str | None):
+        """``(task, entry)``: the next program to measure on ``worker`` (claimed later), or None."""
+        if self.submitted >= self.budget:
+            return None
+        t0 = time.thread_time()
+        t = self._task_to_measure()
+        entry = t.search.pick(worker) if t is not None else None
+        self.search_cpu += time.thread_time() - t0
+        if entry is None:
+            return None
+        t.measures_in_flight += 1  # held until the claim says whether it is ours
+        self.submitted += 1
+        return t, entry
 
     def _search_order(self) -> list[JobTask]:
         """The current task first, then the others by how few candidates they hold."""
@@ -188,33 +225,39 @@ class TuningJob:
         return None
 
     # -- sharing the database with concurrent jobs -----------------------------------------------------------------
-    def _claim_and_commit(self, picks: list) -> int:
+    def _claim_and_commit(self, picks: list, force: bool = False) -> int:
         """Store the results that arrived and claim the picked programs, in one transaction; measure those that
-        are ours. Jobs tuning the same workload at once share its budget and its dedup set this way: a pick is
+        are ours (picks are ``(task, entry, worker, ahead)``; those claimed ahead wait in ``reserved`` for their
+        worker). Jobs tuning the same workload at once share its budget and its dedup set this way: a pick is
         refused when another job holds or measured it (then it is known here too), or when the budget is spent
         (then its task is done). The picks of one task are claimed together, under a budget read once per step.
-        Returns how many picks were refused."""
-        if not picks and not self.pending_records:
+        Without picks, results are stored only once ``COMMIT_EVERY_S`` old (or with ``force``). Returns how many
+        picks were refused."""
+        if not picks and not (self.pending_records and (
+                force or time.monotonic() - self.pending_since >= COMMIT_EVERY_S)):
             return 0
         records, self.pending_records = self.pending_records, []
         by_task: dict[JobTask, list] = {}
-        for t, e in picks:
-            by_task.setdefault(t, []).append(e)
+        for t, *pick in picks:
+            by_task.setdefault(t, []).append(pick)
         budgets = self._budgets(by_task)
-        wanted = [(t.key, self.target, [e.hash for e in entries], budgets[t]) for t, entries in by_task.items()]
+        wanted = [(t.key, self.target, [p[0].hash for p in ps], budgets[t]) for t, ps in by_task.items()]
         granted = self.db.commit_and_claim(records, self.job_id, wanted)
         refused = 0
-        for (t, entries), got in zip(by_task.items(), granted):
+        for (t, ps), got in zip(by_task.items(), granted):
             got = set(got)
-            t.measures_in_flight -= len(entries)
-            for e in entries:
+            for e, worker, ahead in ps:
                 if e.hash in got:
-                    self.farm.put(self._measure_work(t, e))
+                    if ahead:
+                        self.reserved.setdefault(worker, []).append((t, e))
+                    else:
+                        self.farm.put(self._measure_work(t, e))
                     continue
+                t.measures_in_flight -= 1
                 refused += 1
                 self.submitted -= 1
                 t.search.known.add(e.hash)
-            if len(got) < len(entries) and self.db.budget_used(t.key, self.target) >= budgets[t]:
+            if len(got) < len(ps) and self.db.budget_used(t.key, self.target) >= budgets[t]:
                 t.budget_spent = True
         return refused
 
@@ -240,7 +283,6 @@ class TuningJob:
         stop = self.early_stop * best if self.early_stop and math.isfinite(best) and best > 0 else None
         settings = dict(self.measure, check=True, stop_above_s=stop)
         timeout = self.timeout_s.get(t.name, 10.0) if isinstance(self.timeout_s, dict) else self.timeout_s
-        t.measures_in_flight += 1
         t.state.inflight = 1
         t.submitted += 1
         payload = {"task": t.digest, "hash": entry.hash, "trace": entry.trace, "target": self.target,
@@ -288,6 +330,8 @@ class TuningJob:
         lat = min(result.run_secs) if result.ok else None  # learning uses the fastest repeat
         t.search.measured_result(entry, lat)
         self.model.add([entry.features], [t.key], [lat])
+        if not self.pending_records:
+            self.pending_since = time.monotonic()
         self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
                                            None, model_version=version))  # numbered at commit, across jobs
         t.state.trials += 1
@@ -311,4 +355,4 @@ class TuningJob:
         self.progress.round(self.tasks.index(t), n)
 
     def _commit(self) -> None:
-        self._claim_and_commit([])
+        self._claim_and_commit([], force=True)
