@@ -7,7 +7,7 @@ entry says who uses it. Methods dispatched by the class name of the node they ha
 _ = object
 
 # Python calls these: PEP 562 module hooks (lazy public names), the pickle allowlist hook, and the
-# callable-module shim of ``tunefarm.tune`` / the executable's native-call subclass (assigning ``__class__``)
+# executable's native-call subclass (assigning ``__class__``)
 __getattr__
 __dir__
 _.find_class
