@@ -24,7 +24,7 @@ _._keep
 _._fallback
 _._ptrs
 
-# farm work-item handlers, named by ``"module:function"`` strings (farm/base.py MEASURE_HANDLER,
+# farm work-item handlers, named by ``"module:function"`` strings (testing/batch.py CANDIDATE_HANDLER,
 # testing/simulate.py SIMULATE, testing/simulated_job.py SIMULATED_MEASURE and SIMULATED_SEARCH, the farm
 # tests' handler names)
 measure_candidate
