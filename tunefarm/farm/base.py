@@ -11,6 +11,7 @@ tuning job's to say (``tuning/callbacks.py``); batches of given traces are ``tun
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
 import json
 import socket
@@ -127,26 +128,25 @@ class Farm(abc.ABC):
     # ------------------------------------------------------------------ streaming
     def put(self, work: Work) -> int:
         """Queue ``work`` (dispatched at once if a worker has room); returns its ticket."""
-        self._check_streaming()
-        cpu0 = time.process_time()
-        try:
+        with self._streaming():
             return self._put(work)
-        finally:
-            self.stats.driver_cpu_secs += time.process_time() - cpu0
 
     def poll(self, timeout_s: float | None = None) -> list[Done]:
         """Wait up to ``timeout_s`` (None: as long as it takes; 0: just collect) for at least one item to
         finish, handling every fault on the way, and return all items that finished."""
-        self._check_streaming()
-        cpu0 = time.process_time()
-        try:
+        with self._streaming():
             return self._poll(timeout_s)
-        finally:
-            self.stats.driver_cpu_secs += time.process_time() - cpu0
 
-    def _check_streaming(self) -> None:
+    @contextlib.contextmanager
+    def _streaming(self):
+        """A call of the open farm; its CPU counts in ``stats.driver_cpu_secs``."""
         if self._closed:
             raise FarmError("this farm is closed")
+        cpu0 = time.process_time()
+        try:
+            yield
+        finally:
+            self.stats.driver_cpu_secs += time.process_time() - cpu0
 
     def abandon(self) -> None:
         """Drop every pending item: its caller stopped early (a batch not consumed, Ctrl-C); no stale reply of
