@@ -16,7 +16,7 @@ Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all] [--cand
 
 2. driver -- the driver's CPU time per trial (target: at most 1 ms, i.e. >= 1000 trials/s of driver
    capacity), for a RayFarm sending one item per actor call (``inflight_per_worker=2``) and one sending batches
-   of four (8, the default), side by side with their ratio. A RayFarm with 8 simulated workers (``measure_handler=SIMULATE``, tunefarm/testing/simulate.py:
+   of four (8, the default), side by side with their ratio. A RayFarm with 8 simulated workers (the ``SIMULATE`` handler, tunefarm/testing/simulate.py:
    no compiler, each trial sleeps 0.5 ms in the timing phase) is fed 3000 candidates; the driver's
    ``time.process_time()`` (all threads of the driver process, including Ray's core-worker threads) spent in
    the farm's calls is divided by the number of trials. Simulated workers make the trials short, so this is
@@ -73,6 +73,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "farm"))
 
+from tunefarm.testing import batch  # noqa: E402  (batches of given traces: the farm measures nothing else)
+
 LOCK = "/tmp/tunefarm-bench-farm.lock"
 
 
@@ -91,7 +93,7 @@ def real_candidates():
 def auto_candidates(n: int = 36, workload: str = "matmul-128"):
     """``n`` distinct programs sampled from the auto space (what a tuning job measures: 50-200 ms builds),
     for single-thread kernels (two workers time side by side without sharing a thread team)."""
-    from tunefarm.farm import Candidate
+    from tunefarm.farm import MeasureInput
     from tunefarm.ir.serialize import to_json
     from tunefarm.search.postprocs import default_postprocs
     from tunefarm.search.space import AutoSpace
@@ -108,7 +110,7 @@ def auto_candidates(n: int = 36, workload: str = "matmul-128"):
         if prog is not None:
             progs.setdefault(prog.hash, prog)
     text = to_json(func)
-    return [Candidate(task.key, text, p.trace_json(), str(target), timeout_s=60.0, repeat=3) for p in progs.values()]
+    return [MeasureInput(task.key, text, p.trace_json(), str(target), timeout_s=60.0, repeat=3) for p in progs.values()]
 
 
 def _tiled(func, fi, fj):
@@ -124,18 +126,18 @@ def _tiled(func, fi, fj):
 
 
 def sim_candidates(n: int, **kw):
-    from tunefarm.farm import Candidate
+    from tunefarm.farm import MeasureInput
     from tunefarm.target import Target
     from tunefarm.testing.simulate import simulated_trace
 
     t = str(Target.host())
-    return [Candidate("sim", {}, simulated_trace("ok", **kw), t, timeout_s=60.0, repeat=1) for _ in range(n)]
+    return [MeasureInput("sim", {}, simulated_trace("ok", **kw), t, timeout_s=60.0, repeat=1) for _ in range(n)]
 
 
 # --------------------------------------------------------------------------------------------- parts
 def _batch_rate(farm, cands) -> float:
     t0 = time.perf_counter()
-    results = farm.measure(cands)
+    results = batch.measure(farm, cands)
     dt = time.perf_counter() - t0
     bad = [r for r in results if not r.ok]
     if bad:
@@ -187,7 +189,7 @@ def part_speedup(rounds: int = 6, candidates: str = "tilings") -> None:
             farms = {1: make(1), 2: make(2)}
             try:
                 for farm in farms.values():
-                    farm.measure(cands[: max(4, farm.num_workers * 2)])  # warm-up: workers up, references built
+                    batch.measure(farm, cands[: max(4, farm.num_workers * 2)])  # warm-up: workers, references
                 rows = []
                 for _ in range(rounds):
                     control = machine_speedup()
@@ -214,11 +216,11 @@ def part_speedup(rounds: int = 6, candidates: str = "tilings") -> None:
         ray.shutdown()
 
 
-def _stream_rate(farm, cands) -> tuple[float, float]:
+def _stream_rate(farm, cands, handler: str) -> tuple[float, float]:
     """Stream ``cands`` as measure work items, pending kept at the farm's capacity: (items/s, driver CPU/item)."""
     from tunefarm.farm import DoneStatus, Work
 
-    works = [Work(farm.measure_handler, list(c.to_wire("")), c.timeout_s, shared={c.workload_key: "{}"})
+    works = [Work(handler, list(c.to_wire("")), c.timeout_s, shared={c.workload_key: "{}"})
              for c in cands]
     cpu0, t0 = farm.stats.driver_cpu_secs, time.perf_counter()
     left = len(works)
@@ -242,15 +244,15 @@ def part_driver() -> None:
     try:
         medians, streamed = {}, {}
         for inflight in (2, 8):  # one item per actor call (two calls per actor), then batches of 4
-            with RayFarm(measure_handler=SIMULATE, num_workers=8, worker_cpus=0, lock_path=LOCK,
+            with RayFarm(num_workers=8, worker_cpus=0, lock_path=LOCK,
                          inflight_per_worker=inflight) as farm:
                 print(f"RayFarm, {inflight} items per worker in 2 actor calls of {inflight // 2}:")
-                farm.measure(sim_candidates(200, run_secs=0.0005, lock=False))
+                batch.measure(farm, sim_candidates(200, run_secs=0.0005, lock=False), SIMULATE)
                 per_trial = []
                 for _ in range(3):
                     cands = sim_candidates(1000, run_secs=0.0005, lock=False)
                     cpu0, t0 = farm.stats.driver_cpu_secs, time.perf_counter()
-                    farm.measure(cands)
+                    batch.measure(farm, cands, SIMULATE)
                     wall = time.perf_counter() - t0
                     per_trial.append((farm.stats.driver_cpu_secs - cpu0) / len(cands))
                     print(f"  batch of {len(cands)}: {len(cands) / wall:7.1f} trials/s wall, "
@@ -258,15 +260,15 @@ def part_driver() -> None:
                 medians[inflight] = med = statistics.median(per_trial)
                 print(f"  driver: median {med * 1e3:.3f} ms CPU per trial (range {min(per_trial) * 1e3:.3f}-"
                       f"{max(per_trial) * 1e3:.3f}) -> {1 / med:.0f} trials/s of driver capacity")
-                rate, cpu = _stream_rate(farm, sim_candidates(3000, run_secs=0.0005, lock=False))
+                rate, cpu = _stream_rate(farm, sim_candidates(3000, run_secs=0.0005, lock=False), SIMULATE)
                 streamed[inflight] = cpu
                 print(f"  streamed (put/poll): {rate:7.1f} items/s, driver {cpu * 1e3:.3f} ms CPU/item, "
                       f"workers busy {farm.stats.busy_fraction:.0%} of their time")
         print(f"driver CPU per trial, one item per call / batches of 4: measure {medians[2] / medians[8]:.2f}x, "
               f"streamed {streamed[2] / streamed[8]:.2f}x")
-        with LocalFarm(num_workers=8, measure_handler=SIMULATE, lock_path=LOCK) as farm:
-            farm.measure(sim_candidates(200, run_secs=0.0005, lock=False))
-            rate, cpu = _stream_rate(farm, sim_candidates(3000, run_secs=0.0005, lock=False))
+        with LocalFarm(num_workers=8, lock_path=LOCK) as farm:
+            batch.measure(farm, sim_candidates(200, run_secs=0.0005, lock=False), SIMULATE)
+            rate, cpu = _stream_rate(farm, sim_candidates(3000, run_secs=0.0005, lock=False), SIMULATE)
             print(f"  LocalFarm streamed (put/poll): {rate:7.1f} items/s, driver {cpu * 1e3:.3f} ms CPU/item, "
                   f"workers busy {farm.stats.busy_fraction:.0%} of their time")
     finally:
@@ -288,16 +290,16 @@ def part_scale(nodes: int = 3, cpus_per_node: int = 16, build_secs: float = 0.1,
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
     try:
-        with RayFarm(measure_handler=SIMULATE, lock_path=LOCK, metrics=True) as farm:
+        with RayFarm(lock_path=LOCK, metrics=True) as farm:
             workers = farm.num_workers
             print(f"scale: {nodes} nodes x {cpus_per_node} claimed CPUs, {workers} simulated workers "
                   f"(cluster + workers up in {time.perf_counter() - t0:.0f} s)")
-            farm.measure(sim_candidates(workers * 2, build_secs=build_secs, lock=False))
+            batch.measure(farm, sim_candidates(workers * 2, build_secs=build_secs, lock=False), SIMULATE)
             cands = sim_candidates(trials, build_secs=build_secs, lock=False)
             in_flight = []
             cpu0 = farm.stats.driver_cpu_secs
             t0 = time.perf_counter()
-            for k, _ in enumerate(farm.submit(cands)):
+            for k, _ in enumerate(batch.submit(farm, cands, SIMULATE)):
                 if k % 50 == 0:
                     in_flight.append(sum(in_flight_by_node(farm).values()))
             wall = time.perf_counter() - t0

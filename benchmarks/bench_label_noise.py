@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     if any(k < 0 for k in args.neighbours):
         ap.error("--neighbours takes counts >= 0")
 
-    from tunefarm.farm import Candidate
+    from tunefarm.farm import MeasureInput
     from tunefarm.farm.measure import Measurer
     from tunefarm.tuning.api import DEFAULT_MEASURE
 
@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     if len(rows) < 3:
         print(f"{path}: fewer than 3 successful records")
         return 1
-    cands = [Candidate(key, wl, trace, target, **DEFAULT_MEASURE) for key, wl, target, trace in rows]
+    cands = [MeasureInput(key, wl, trace, target, **DEFAULT_MEASURE) for key, wl, target, trace in rows]
     measurer = Measurer()
     measurer.measure(cands[0])  # the reference output and the native timer, outside the sessions
     runs = {k: run_sessions(measurer, cands, args, rng, k) for k in args.neighbours}

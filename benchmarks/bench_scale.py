@@ -2,6 +2,7 @@
 
     python benchmarks/bench_scale.py [--workers 1,2,4,8,14] [--workloads matmul-128,dense-relu-784-128]
                                      [--trials 128] [--repeats 2] [--farm local|ray|both]
+                                     [--steps batched|per-step|both]
     python benchmarks/bench_scale.py --simulate-cluster 48 [--nodes 4] [--build-secs 2.0] [--search-secs 0.01]
                                      [--trials 480]
 
@@ -15,6 +16,12 @@ driver process's whole CPU per trial (search, cost model, database and farm, eve
 last trial, read from the process's CPU clock as the job records each trial), and the workers' busy fraction
 (seconds in work items / seconds alive, from the farm's own counters). Ray farms of every size live at once
 on one private local Ray, each actor reserving an equal share of the host's CPUs.
+
+``--steps``: how the driver writes to the database. ``batched`` is the job as it is: a step that claims
+programs claims one more per worker ahead, so about every other step needs no transaction, and results wait
+up to ``COMMIT_EVERY_S`` for one. ``per-step`` is the driver before that: one transaction per wake-up that
+has results or picks (``CLAIM_AHEAD = 0``, ``COMMIT_EVERY_S = 0``). ``both`` (the default) runs every job
+both ways, interleaved, and prints them side by side.
 
 Simulated cluster (``--simulate-cluster N``): a ``ray.cluster_utils.Cluster`` of ``--nodes`` nodes with N actors
 in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the cost model's training runs for real on
@@ -31,6 +38,7 @@ small machine the real mode also shows where timing becomes the wall.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import statistics
@@ -47,6 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import tunefarm  # noqa: E402
 import xgboost  # noqa: E402,F401  (imported once here: no job's figures include it)
 from tunefarm.farm import create as create_farm  # noqa: E402
+from tunefarm.tuning import job as job_module  # noqa: E402
 from tunefarm.search.workloads import builtin_workload  # noqa: E402
 from tunefarm.target import Target  # noqa: E402
 
@@ -55,6 +64,18 @@ logging.getLogger("tunefarm").setLevel(logging.WARNING)  # the task tables of ev
 
 
 ROUND = 32  # trials per round of the jobs; steady state starts after the first
+STEPS = {"per-step": (0, 0.0), "batched": (job_module.CLAIM_AHEAD, job_module.COMMIT_EVERY_S)}
+
+
+@contextlib.contextmanager
+def driver_steps(mode: str):
+    """The job's database steps as ``mode`` (see module doc), restored afterwards."""
+    saved = job_module.CLAIM_AHEAD, job_module.COMMIT_EVERY_S
+    job_module.CLAIM_AHEAD, job_module.COMMIT_EVERY_S = STEPS[mode]
+    try:
+        yield
+    finally:
+        job_module.CLAIM_AHEAD, job_module.COMMIT_EVERY_S = saved
 
 
 class ClockedFarm:
@@ -78,9 +99,9 @@ class ClockedFarm:
         return getattr(self.farm, name)
 
 
-def one_job(farm, workload: str, trials: int, seed: int, target) -> dict:
+def one_job(farm, workload: str, trials: int, seed: int, target, steps: str = "batched") -> dict:
     """Run one job on ``farm``; its throughput, the driver's CPU per trial and how busy the workers were."""
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, driver_steps(steps):
         busy0, alive0 = farm.stats.busy_secs, farm.stats.worker_secs
         clocked = ClockedFarm(farm)
         r = tunefarm.tune(builtin_workload(workload), target=target, max_trials=trials, trials_per_round=ROUND,
@@ -103,10 +124,12 @@ def real(args) -> None:
     cores = os.cpu_count() or 1
     sizes = [n for n in args.workers if n <= cores] or [1]
     kinds = ["local", "ray"] if args.farm == "both" else [args.farm]
+    modes = list(STEPS) if args.steps == "both" else [args.steps]
     print(f"host: {cores} cores; target {target.cpu} -num-cores=1; {args.trials} trials per job, "
-          f"{args.repeats} repeat(s); worker counts {sizes}; every size's jobs interleaved with the others'")
+          f"{args.repeats} repeat(s); worker counts {sizes}; driver steps {modes}; every size's and mode's jobs "
+          "interleaved with the others'")
     for kind in kinds:
-        rows: dict = {(wl, n): [] for wl in args.workloads for n in sizes}
+        rows: dict = {(wl, n, m): [] for wl in args.workloads for n in sizes for m in modes}
         share = 1.0
         if kind == "ray":
             import ray
@@ -120,9 +143,10 @@ def real(args) -> None:
             for r in range(args.repeats):  # round r runs every size once, so drift hits them all alike
                 for wl in args.workloads:
                     for n in sizes:
-                        rows[(wl, n)].append(one_job(farms[n], wl, args.trials, 100 + r, target))
-                        print(f"  [{kind}] round {r + 1}: {wl} x{n}: {rows[(wl, n)][-1]['tps']:.1f} trials/s",
-                              flush=True)
+                        for m in modes:
+                            rows[(wl, n, m)].append(one_job(farms[n], wl, args.trials, 100 + r, target, m))
+                            print(f"  [{kind}] round {r + 1}: {wl} x{n} {m}: "
+                                  f"{rows[(wl, n, m)][-1]['tps']:.1f} trials/s", flush=True)
         finally:
             for farm in farms.values():
                 farm.close()
@@ -130,26 +154,27 @@ def real(args) -> None:
                 import ray
 
                 ray.shutdown()
-        report(kind, rows, args.workloads, sizes)
+        report(kind, rows, args.workloads, sizes, modes)
 
 
-def report(kind: str, rows: dict, workloads: list[str], sizes: list[int]) -> None:
+def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes: list[str]) -> None:
     print(f"\n{kind} farm")
-    print(f"{'workload':<22} {'workers':>7} {'trials/s (range)':>22} {'speed-up':>9} {'driver ms/trial':>16} "
-          f"{'steady ms (range)':>18} {'busy':>6} {'replayed':>9} {'best us':>9}")
+    print(f"{'workload':<22} {'workers':>7} {'steps':>9} {'trials/s (range)':>22} {'speed-up':>9} "
+          f"{'driver ms/trial':>16} {'steady ms (range)':>18} {'busy':>6} {'replayed':>9} {'best us':>9}")
     for wl in workloads:
-        base = statistics.median(x["tps"] for x in rows[(wl, sizes[0])])
+        base = statistics.median(x["tps"] for x in rows[(wl, sizes[0], modes[0])])
         for n in sizes:
-            m = rows[(wl, n)]
-            tps = [x["tps"] for x in m]
-            med = statistics.median(tps)
-            print(f"{wl:<22} {n:>7} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} {med / base:>8.2f}x "
-                  f"{statistics.median(x['cpu_ms'] for x in m):>16.2f} "
-                  f"{statistics.median(x['steady_ms'] for x in m):>6.2f} "
-                  f"({min(x['steady_ms'] for x in m):.2f}-{max(x['steady_ms'] for x in m):.2f}) "
-                  f"{statistics.median(x['busy'] for x in m):>6.2f} "
-                  f"{statistics.median(x['replayed'] for x in m):>9.2f} "
-                  f"{statistics.median(x['best_us'] for x in m):>9.2f}")
+            for mode in modes:
+                m = rows[(wl, n, mode)]
+                tps = [x["tps"] for x in m]
+                med = statistics.median(tps)
+                print(f"{wl:<22} {n:>7} {mode:>9} {med:>8.1f} ({min(tps):.1f}-{max(tps):.1f}){'':>4} "
+                      f"{med / base:>8.2f}x {statistics.median(x['cpu_ms'] for x in m):>16.2f} "
+                      f"{statistics.median(x['steady_ms'] for x in m):>6.2f} "
+                      f"({min(x['steady_ms'] for x in m):.2f}-{max(x['steady_ms'] for x in m):.2f}) "
+                      f"{statistics.median(x['busy'] for x in m):>6.2f} "
+                      f"{statistics.median(x['replayed'] for x in m):>9.2f} "
+                      f"{statistics.median(x['best_us'] for x in m):>9.2f}")
 
 
 def simulated(args) -> None:
@@ -173,12 +198,14 @@ def simulated(args) -> None:
         with farm:
             for wl in args.workloads:  # warm-up: each task's program pool, and each actor rebuilds the task once
                 one_job(farm, wl, min(2 * n, 64), 0, target)
+            modes = list(STEPS) if args.steps == "both" else [args.steps]
             for wl in args.workloads:
-                for r in range(args.repeats):
-                    m = one_job(farm, wl, args.trials, 100 + r, target)
+                for r, mode in ((r, mode) for r in range(args.repeats) for mode in modes):
+                    m = one_job(farm, wl, args.trials, 100 + r, target, mode)
                     ideal = n / args.build_secs
-                    print(f"{wl}: {m['trials']} trials, {m['tps']:.1f} trials/s (all-measuring ceiling "
-                          f"{ideal:.1f}), workers busy {m['busy']:.2f}, driver {m['cpu_ms']:.2f} ms CPU per trial "
+                    print(f"{wl} [{mode} steps]: {m['trials']} trials, {m['tps']:.1f} trials/s "
+                          f"(all-measuring ceiling {ideal:.1f}), workers busy {m['busy']:.2f}, "
+                          f"driver {m['cpu_ms']:.2f} ms CPU per trial "
                           f"({m['steady_ms']:.2f} at steady state), "
                           f"{m['replayed']:.0%} of measurements replayed", flush=True)
     finally:
@@ -193,6 +220,8 @@ def main(argv=None) -> None:
     p.add_argument("--trials", type=int, default=128)
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--farm", choices=("local", "ray", "both"), default="local")
+    p.add_argument("--steps", choices=("batched", "per-step", "both"), default="both",
+                   help="the driver's database steps (see module doc)")
     p.add_argument("--simulate-cluster", type=int, default=0, metavar="N")
     p.add_argument("--nodes", type=int, default=4)
     p.add_argument("--build-secs", type=float, default=2.0)

@@ -7,7 +7,7 @@ entry says who uses it. Methods dispatched by the class name of the node they ha
 _ = object
 
 # Python calls these: PEP 562 module hooks (lazy public names), the pickle allowlist hook, and the
-# callable-module shim of ``tunefarm.tune`` / the executable's native-call subclass (assigning ``__class__``)
+# executable's native-call subclass (assigning ``__class__``)
 __getattr__
 __dir__
 _.find_class
@@ -24,7 +24,7 @@ _._keep
 _._fallback
 _._ptrs
 
-# farm work-item handlers, named by ``"module:function"`` strings (farm/base.py MEASURE_HANDLER,
+# farm work-item handlers, named by ``"module:function"`` strings (testing/batch.py CANDIDATE_HANDLER,
 # testing/simulate.py SIMULATE, testing/simulated_job.py SIMULATED_MEASURE and SIMULATED_SEARCH, the farm
 # tests' handler names)
 measure_candidate

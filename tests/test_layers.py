@@ -27,9 +27,8 @@ ROWS = {
     "dashboard": 10, "tvm": 10, "testing": 10,
     "cli": 11,
 }
-# the package's own entry points: lazy public names, the callable-module shim of ``tunefarm.tune`` and
-# ``python -m tunefarm``
-EXEMPT = {"tunefarm/__init__.py", "tunefarm/tune.py", "tunefarm/__main__.py"}
+# the package's own entry points: lazy public names and ``python -m tunefarm``
+EXEMPT = {"tunefarm/__init__.py", "tunefarm/__main__.py"}
 
 
 def _package(module: str) -> str | None:

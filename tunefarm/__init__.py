@@ -39,7 +39,7 @@ _LAZY = {
     "PrimFunc": "tunefarm.ir",
     "Target": "tunefarm.target",
     "Database": "tunefarm.database",
-    "tune": "tunefarm.tune",
+    "tune": "tunefarm.tuning",
     "tune_model": "tunefarm.graph",
     "compile": "tunefarm.graph",
     "load": "tunefarm.graph",

@@ -11,7 +11,7 @@ from tunefarm.ir import (TRUE, Block, BlockRealize, Buffer, BufferRegion, Buffer
                          Range, Var, wrap_root)
 from tunefarm.ir.serialize import to_json
 from tunefarm.ir.structural import workload_key
-from tunefarm.farm import Candidate
+from tunefarm.farm import MeasureInput
 from tunefarm.schedule import Schedule, Trace
 from tunefarm.target import Target
 
@@ -80,6 +80,6 @@ def wrong_matmul_func(n: int = 32):
     return te.create_prim_func([A, B, C])
 
 
-def candidate(func, trace=None, timeout_s: float = 20.0, **kw) -> Candidate:
-    return Candidate(workload_key(func), to_json(func), trace if trace is not None else EMPTY_TRACE, HOST,
+def candidate(func, trace=None, timeout_s: float = 20.0, **kw) -> MeasureInput:
+    return MeasureInput(workload_key(func), to_json(func), trace if trace is not None else EMPTY_TRACE, HOST,
                      timeout_s=timeout_s, **kw)

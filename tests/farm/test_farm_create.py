@@ -8,12 +8,13 @@ from farm_programs import candidate, matmul_func
 from tunefarm.farm import LocalFarm, MeasureStatus, check_arguments, create
 from tunefarm.target import Target
 from tunefarm.tuning.farm_on_demand import farm_on_demand
+from tunefarm.testing import batch
 
 
 def test_a_local_farm_by_name_measures(tmp_path):
     with create("local", num_workers=1, target=Target.host(1), lock_path=str(tmp_path / "lock")) as farm:
         assert isinstance(farm, LocalFarm) and farm.num_workers == 1 and farm.target == Target.host(1)
-        (result,) = farm.measure([candidate(matmul_func(16))])
+        (result,) = batch.measure(farm, [candidate(matmul_func(16))])
     assert result.status is MeasureStatus.OK, result.error
 
 
@@ -36,7 +37,7 @@ def test_a_farm_on_demand_knows_its_target_and_starts_on_first_use(tmp_path):
     farm = farm_on_demand("local", "llvm -num-cores=1", workers=1)
     try:
         assert farm.target == Target("llvm -num-cores=1") and not farm.started  # answered without starting
-        (result,) = farm.measure([candidate(matmul_func(8))])
+        (result,) = batch.measure(farm, [candidate(matmul_func(8))])
         assert farm.started and isinstance(farm.start(), LocalFarm) and result.status is MeasureStatus.OK
     finally:
         farm.close()

@@ -15,21 +15,31 @@ import time
 import pytest
 
 from host_targets import not_this_host
-from tunefarm.farm import Candidate, FarmError, LocalFarm, MeasureStatus
+from tunefarm.farm import MeasureInput, FarmError, LocalFarm, MeasureStatus
 from tunefarm.farm.measure_lock import HostMeasureLock
+from tunefarm.testing import batch
 from tunefarm.testing.simulate import SIMULATE, simulated_trace
 from tunefarm.target import Target
 
 HOST = str(Target.host())
 
 
-def sim(behavior="ok", timeout_s=5.0, **kw) -> Candidate:
-    return Candidate("sim-workload", {}, simulated_trace(behavior, **kw), HOST, timeout_s=timeout_s, repeat=2)
+def measure(farm, cands):
+    """The candidates measured by the simulated handler (a batch of ``tunefarm.testing.batch``)."""
+    return batch.measure(farm, cands, SIMULATE)
+
+
+def submit(farm, cands):
+    return batch.submit(farm, cands, SIMULATE)
+
+
+def sim(behavior="ok", timeout_s=5.0, **kw) -> MeasureInput:
+    return MeasureInput("sim-workload", {}, simulated_trace(behavior, **kw), HOST, timeout_s=timeout_s, repeat=2)
 
 
 @pytest.fixture
 def farm(tmp_path):
-    with LocalFarm(num_workers=2, measure_handler=SIMULATE, lock_path=str(tmp_path / "lock")) as f:
+    with LocalFarm(num_workers=2, lock_path=str(tmp_path / "lock")) as f:
         yield f
 
 
@@ -37,7 +47,7 @@ def test_each_failure_becomes_its_status_and_the_pool_goes_on(farm):
     cands = ([sim("ok", build_secs=0.02)] * 3 + [sim("segfault"), sim("hang", timeout_s=1.0), sim("raise"),
              sim("wrong"), sim("build_error")] + [sim("ok")] * 4)
     t0 = time.monotonic()
-    results = farm.measure(cands)
+    results = measure(farm, cands)
     assert time.monotonic() - t0 < 30
     expected = (["ok"] * 3 + ["worker_lost", "timeout", "run_error", "wrong_result", "build_error"] + ["ok"] * 4)
     assert [r.status.value for r in results] == expected
@@ -49,13 +59,13 @@ def test_each_failure_becomes_its_status_and_the_pool_goes_on(farm):
     assert farm.stats.worker_lost == 1 and farm.stats.timeouts == 1
     assert farm.stats.completed == len(cands)
     # the two dead workers were replaced; a second batch runs on the fresh pool
-    assert [r.status for r in farm.measure([sim("ok")] * 4)] == [MeasureStatus.OK] * 4
+    assert [r.status for r in measure(farm, [sim("ok")] * 4)] == [MeasureStatus.OK] * 4
     assert len(farm.worker_pids) == 2
 
 
 def test_results_stream_in_completion_order(farm):
     cands = [sim("ok", build_secs=1.0)] + [sim("ok", build_secs=0.01)] * 5
-    order = [i for i, _ in farm.submit(cands)]
+    order = [i for i, _ in submit(farm, cands)]
     assert sorted(order) == list(range(6))
     assert order[-1] == 0, "the slow candidate should finish last while the other worker streams the rest"
 
@@ -63,10 +73,10 @@ def test_results_stream_in_completion_order(farm):
 def test_lock_wait_is_not_charged_to_the_trial(tmp_path):
     path = str(tmp_path / "lock")
     blocker = HostMeasureLock(path)
-    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=path) as farm:
-        farm.measure([sim("ok")])  # worker up
+    with LocalFarm(num_workers=1, lock_path=path) as farm:
+        measure(farm, [sim("ok")])  # worker up
         blocker.acquire()
-        it = farm.submit([sim("ok", timeout_s=0.5)])
+        it = submit(farm, [sim("ok", timeout_s=0.5)])
         time.sleep(0.01)
         # hold the lock for three times the trial's budget while the trial waits for it
         import threading
@@ -80,31 +90,31 @@ def test_lock_wait_is_not_charged_to_the_trial(tmp_path):
 def test_waiting_longer_than_the_pause_limit_is_a_timeout(tmp_path):
     path = str(tmp_path / "lock")
     blocker = HostMeasureLock(path)
-    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=path, pause_limit_s=0.5) as farm:
-        farm.measure([sim("ok")])
+    with LocalFarm(num_workers=1, lock_path=path, pause_limit_s=0.5) as farm:
+        measure(farm, [sim("ok")])
         blocker.acquire()
         try:
-            (r,) = farm.measure([sim("ok", timeout_s=5)])
+            (r,) = measure(farm, [sim("ok", timeout_s=5)])
         finally:
             blocker.release()
         assert r.status is MeasureStatus.TIMEOUT and "measurement lock" in r.error
 
 
 def test_workers_recycle_after_max_compiles(tmp_path):
-    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=str(tmp_path / "l"), max_compiles=3) as farm:
+    with LocalFarm(num_workers=1, lock_path=str(tmp_path / "l"), max_compiles=3) as farm:
         for _ in range(3):
-            assert all(r.ok for r in farm.measure([sim("ok")] * 3))
+            assert all(r.ok for r in measure(farm, [sim("ok")] * 3))
         # each worker retired after its 3rd build; a fresh one is started when the next batch comes
         assert farm.stats.workers_recycled == 3
         assert farm.stats.workers_started == 3
-        assert all(r.ok for r in farm.measure([sim("ok")]))
+        assert all(r.ok for r in measure(farm, [sim("ok")]))
         assert farm.stats.workers_started == 4
 
 
 def test_external_sigkill_of_a_busy_worker_is_worker_lost(farm):
-    farm.measure([sim("ok")] * 2)
+    measure(farm, [sim("ok")] * 2)
     cands = [sim("ok", build_secs=3.0)] + [sim("ok")] * 3
-    it = farm.submit(cands)
+    it = submit(farm, cands)
     time.sleep(0.5)  # candidate 0 occupies one worker for 3 s; kill both workers, one is busy with it
     first_pids = list(farm.worker_pids)
     for pid in first_pids:
@@ -118,36 +128,37 @@ def test_external_sigkill_of_a_busy_worker_is_worker_lost(farm):
 
 
 def test_abandoned_batch_does_not_leak_into_the_next(farm):
-    it = farm.submit([sim("ok", build_secs=0.5, run_secs=0.0)] * 2 + [sim("ok")] * 4)
+    it = submit(farm, [sim("ok", build_secs=0.5, run_secs=0.0)] * 2 + [sim("ok")] * 4)
     next(it)
     it.close()  # the consumer stops early: busy workers are stopped
-    results = farm.measure([sim("raise")] * 3)
+    results = measure(farm, [sim("raise")] * 3)
     assert [r.status for r in results] == [MeasureStatus.RUN_ERROR] * 3
 
 
 def test_bad_input_is_refused_up_front(farm):
-    assert farm.measure([]) == []
-    with pytest.raises(TypeError, match="Candidate"):
-        farm.measure([{"workload_key": "k"}])
-    other = Candidate("k", {}, simulated_trace(), not_this_host())
+    assert measure(farm, []) == []
+    with pytest.raises(TypeError, match="MeasureInput"):
+        measure(farm, [{"workload_key": "k"}])
+    other = MeasureInput("k", {}, simulated_trace(), not_this_host())
     with pytest.raises(ValueError, match="different CPU"):
-        farm.measure([other])
+        measure(farm, [other])
     with pytest.raises(ValueError, match="num_workers"):
         LocalFarm(num_workers=0)
     with pytest.raises(ValueError, match="handler"):
-        LocalFarm(measure_handler="os:system")
+        batch.measure(farm, [sim()], "os:system")
     farm.close()
     with pytest.raises(FarmError, match="closed"):
-        farm.measure([sim()])
+        measure(farm, [sim()])
 
 
 def test_a_script_without_main_guard_can_use_the_farm(tmp_path):
     script = tmp_path / "user_script.py"
     script.write_text(textwrap.dedent(f"""
-        from tunefarm.farm import Candidate, LocalFarm
+        from tunefarm.farm import MeasureInput, LocalFarm
+        from tunefarm.testing import batch
         from tunefarm.testing.simulate import SIMULATE, simulated_trace
-        farm = LocalFarm(num_workers=2, measure_handler=SIMULATE, lock_path={str(tmp_path / 'l')!r})
-        res = farm.measure([Candidate("k", {{}}, simulated_trace(), {HOST!r})] * 3)
+        farm = LocalFarm(num_workers=2, lock_path={str(tmp_path / 'l')!r})
+        res = batch.measure(farm, [MeasureInput("k", {{}}, simulated_trace(), {HOST!r})] * 3, SIMULATE)
         farm.close()
         print("STATUSES", [r.status.value for r in res])
     """))
@@ -158,6 +169,6 @@ def test_a_script_without_main_guard_can_use_the_farm(tmp_path):
 
 def test_workers_that_cannot_start_are_a_clear_farm_error(tmp_path):
     bad = str(tmp_path / "no-such-dir" / "lock")
-    with LocalFarm(num_workers=1, measure_handler=SIMULATE, lock_path=bad) as farm:
+    with LocalFarm(num_workers=1, lock_path=bad) as farm:
         with pytest.raises(FarmError, match="fail to start.*measurement lock file.*no-such-dir"):
-            farm.measure([sim("ok")])
+            measure(farm, [sim("ok")])

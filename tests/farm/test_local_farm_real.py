@@ -10,6 +10,7 @@ from farm_programs import (add_func, candidate, hang_func, matmul_func, oob_func
                            wrong_matmul_func)
 from tunefarm.farm import LocalFarm, MeasureStatus
 from tunefarm.ir.serialize import to_json
+from tunefarm.testing import batch
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def test_every_status_from_real_programs_in_one_batch(farm):
         candidate(mm),                                                          # ok, unscheduled
     ]
     t0 = time.monotonic()
-    results = farm.measure(cands)
+    results = batch.measure(farm, cands)
     elapsed = time.monotonic() - t0
     assert [r.status.value for r in results] == ["ok", "build_error", "wrong_result", "worker_lost", "timeout",
                                                  "ok", "ok"], [r.error for r in results]
@@ -46,6 +47,6 @@ def test_every_status_from_real_programs_in_one_batch(farm):
 
 def test_pool_keeps_measuring_after_crashes(farm):
     mm = matmul_func(16)
-    results = farm.measure([candidate(oob_func()), candidate(mm), candidate(oob_func()), candidate(mm)])
+    results = batch.measure(farm, [candidate(oob_func()), candidate(mm), candidate(oob_func()), candidate(mm)])
     assert [r.status for r in results] == [MeasureStatus.WORKER_LOST, MeasureStatus.OK,
                                            MeasureStatus.WORKER_LOST, MeasureStatus.OK]

@@ -8,7 +8,7 @@ import pytest
 
 from farm_programs import (EMPTY_TRACE, HOST, add_func, candidate, matmul_func, tiled_trace,
                            wrong_matmul_func)
-from tunefarm.farm import Candidate, MeasureStatus
+from tunefarm.farm import MeasureInput, MeasureStatus
 from tunefarm.farm.check import compare_output, make_arrays, output_params, tolerance, workload_seed
 from tunefarm.farm.measure import Measurer
 from tunefarm.farm.trial_clock import TrialClock
@@ -49,7 +49,7 @@ def test_malformed_inputs_are_build_errors(measurer):
     bad_trace = candidate(f, {"insts": [["NoSuchInstruction", [], [], []]], "decisions": []})
     r = measurer.measure(bad_trace)
     assert r.status is MeasureStatus.BUILD_ERROR and "trace replay" in r.error
-    bad_workload = Candidate("k-bad", {"format": "nope"}, EMPTY_TRACE, HOST)
+    bad_workload = MeasureInput("k-bad", {"format": "nope"}, EMPTY_TRACE, HOST)
     r = measurer.measure(bad_workload)
     assert r.status is MeasureStatus.BUILD_ERROR and r.error.startswith("workload:")
 

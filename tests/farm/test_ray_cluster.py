@@ -20,6 +20,7 @@ from farm_programs import candidate, hang_func, matmul_func, oob_func, tiled_tra
 from tunefarm.farm import MeasureStatus, RayFarm
 from tunefarm.farm.metrics import exported_names
 from tunefarm.testing.drills import in_flight_by_node, worker_info
+from tunefarm.testing import batch
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(600)]
 
@@ -72,7 +73,7 @@ def test_full_job_spreads_over_the_measuring_nodes(farm, cluster):
     assert len(nodes) == 3 and cluster.bystander.node_id not in nodes
     cands = _job(12)
     seen = []
-    for i, r in farm.submit(cands):
+    for i, r in batch.submit(farm, cands):
         seen.append(i)
         assert r.status is MeasureStatus.OK, r.error
         assert r.run_secs and r.build_secs > 0 and r.host
@@ -84,19 +85,19 @@ def test_segfaulting_and_hanging_candidates(farm):
     cands.insert(2, candidate(oob_func()))
     cands.insert(4, candidate(hang_func(), timeout_s=3.0))
     t0 = time.monotonic()
-    results = farm.measure(cands)
+    results = batch.measure(farm, cands)
     statuses = [r.status.value for r in results]
     assert statuses == ["ok", "ok", "worker_lost", "ok", "timeout", "ok", "ok", "ok"], [r.error for r in results]
     assert time.monotonic() - t0 < 90
     assert farm.num_workers == 3  # both actors were restarted
-    assert all(r.ok for r in farm.measure(_job(3)))
+    assert all(r.ok for r in batch.measure(farm, _job(3)))
 
 
 def test_a_worker_killed_by_sigkill(farm):
     pids = [i["pid"] for i in worker_info(farm)]
     cands = _job(12)
     results = {}
-    for i, r in farm.submit(cands):
+    for i, r in batch.submit(farm, cands):
         results[i] = r
         if len(results) == 2:
             os.kill(pids[0], signal.SIGKILL)  # a worker dies under whatever it is measuring
@@ -114,7 +115,7 @@ def test_a_node_removed_mid_job_loses_only_its_in_flight_trials(farm, cluster):
     results = {}
     requeued_before = farm.stats.requeued
     removed = False
-    for i, r in farm.submit(cands):
+    for i, r in batch.submit(farm, cands):
         assert i not in results, "a result was returned twice"
         results[i] = r
         if not removed and len(results) >= 3 and in_flight_by_node(farm).get(victim.node_id, 0) > 0:
@@ -125,7 +126,7 @@ def test_a_node_removed_mid_job_loses_only_its_in_flight_trials(farm, cluster):
     assert all(r.ok for r in results.values()), [r.error for r in results.values() if not r.ok]
     assert farm.stats.requeued - requeued_before >= 1
     assert farm.num_workers == 2
-    assert all(r.ok for r in farm.measure(_job(4)))
+    assert all(r.ok for r in batch.measure(farm, _job(4)))
 
 
 def _scrape(port: int) -> str:

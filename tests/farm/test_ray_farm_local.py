@@ -11,25 +11,35 @@ import time
 import pytest
 
 from host_targets import not_this_host
-from tunefarm.farm import Candidate, FarmError, MeasureStatus, RayFarm
+from tunefarm.farm import MeasureInput, FarmError, MeasureStatus, RayFarm
 from tunefarm.farm.measure_lock import HostMeasureLock
 from tunefarm.testing.drills import worker_info
+from tunefarm.testing import batch
 from tunefarm.testing.simulate import SIMULATE, simulated_trace
 from tunefarm.target import Target
 
 HOST = str(Target.host())
 
+
+def measure(farm, cands):
+    """The candidates measured by the simulated handler (a batch of ``tunefarm.testing.batch``)."""
+    return batch.measure(farm, cands, SIMULATE)
+
+
+def submit(farm, cands):
+    return batch.submit(farm, cands, SIMULATE)
+
 pytestmark = pytest.mark.timeout(300)  # a farm bug must fail the test, not hang CI
 
 
-def sim(behavior="ok", timeout_s=5.0, **kw) -> Candidate:
-    return Candidate("sim-workload", {}, simulated_trace(behavior, **kw), HOST, timeout_s=timeout_s, repeat=2,
+def sim(behavior="ok", timeout_s=5.0, **kw) -> MeasureInput:
+    return MeasureInput("sim-workload", {}, simulated_trace(behavior, **kw), HOST, timeout_s=timeout_s, repeat=2,
                      task="sim")
 
 
 @pytest.fixture(scope="module")
 def farm(local_ray, lock_path):
-    with RayFarm(measure_handler=SIMULATE, lock_path=lock_path) as f:
+    with RayFarm(lock_path=lock_path) as f:
         yield f
 
 
@@ -44,7 +54,7 @@ def test_each_failure_becomes_its_status_and_the_actors_come_back(farm):
     cands = ([sim("ok", build_secs=0.02)] * 3 + [sim("segfault"), sim("hang", timeout_s=1.0), sim("raise"),
              sim("wrong"), sim("build_error")] + [sim("ok")] * 4)
     before = farm.stats.worker_lost, farm.stats.timeouts
-    results = farm.measure(cands)
+    results = measure(farm, cands)
     expected = (["ok"] * 3 + ["worker_lost", "timeout", "run_error", "wrong_result", "build_error"] + ["ok"] * 4)
     assert [r.status.value for r in results] == expected
     assert "budget" in results[4].error
@@ -52,22 +62,22 @@ def test_each_failure_becomes_its_status_and_the_actors_come_back(farm):
     assert (farm.stats.worker_lost, farm.stats.timeouts) == (before[0] + 1, before[1] + 1)
     # a crasher ran once: the segfault did not take a second actor down
     assert farm.num_workers == 2
-    assert [r.status for r in farm.measure([sim("ok")] * 6)] == [MeasureStatus.OK] * 6
+    assert [r.status for r in measure(farm, [sim("ok")] * 6)] == [MeasureStatus.OK] * 6
 
 
 def test_backpressure_bounds_work_in_flight(farm):
     assert farm.wait_ready() == 2  # the actors restarted after the previous test's crash and kill
     farm.stats.max_in_flight = 0
-    results = dict(farm.submit([sim("ok", build_secs=0.005)] * 60))
+    results = dict(submit(farm, [sim("ok", build_secs=0.005)] * 60))
     assert sorted(results) == list(range(60)) and all(r.ok for r in results.values())
     assert farm.stats.max_in_flight == farm.num_workers * farm.inflight_per_worker
 
 
 def test_an_abandoned_batch_does_not_leak_into_the_next(farm):
-    it = farm.submit([sim("ok", build_secs=0.05)] + [sim("ok", build_secs=1.0)] * 3)
+    it = submit(farm, [sim("ok", build_secs=0.05)] + [sim("ok", build_secs=1.0)] * 3)
     next(it)
     it.close()  # the consumer stops with trials still running
-    results = farm.measure([sim("raise")] * 4)
+    results = measure(farm, [sim("raise")] * 4)
     assert [r.status for r in results] == [MeasureStatus.RUN_ERROR] * 4
     assert farm.wait_ready() == 2
 
@@ -77,7 +87,7 @@ def test_lock_wait_is_not_charged_to_the_trial(farm, lock_path):
     blocker.acquire()
     threading.Timer(2.5, blocker.release).start()
     t0 = time.monotonic()
-    results = farm.measure([sim("ok", timeout_s=0.5)] * 2)
+    results = measure(farm, [sim("ok", timeout_s=0.5)] * 2)
     assert time.monotonic() - t0 >= 2.0
     assert [r.status for r in results] == [MeasureStatus.OK] * 2, [r.error for r in results]
     blocker.close()
@@ -86,32 +96,32 @@ def test_lock_wait_is_not_charged_to_the_trial(farm, lock_path):
 def test_a_second_farm_is_told_the_cpus_are_held(farm):
     # the module's farm holds both CPUs for its lifetime (Ray actors keep what they reserve)
     with pytest.raises(FarmError, match="held by other actors"):
-        RayFarm(measure_handler=SIMULATE, resource_wait_s=0.5)
+        RayFarm(resource_wait_s=0.5)
 
 
 def test_recycling_and_two_calls_in_flight_per_worker(farm, lock_path):
     # worker_cpus=0: this farm's actor reserves no CPU, so it can live next to the module's farm
-    with RayFarm(measure_handler=SIMULATE, lock_path=lock_path, num_workers=1, max_compiles=3, worker_cpus=0,
+    with RayFarm(lock_path=lock_path, num_workers=1, max_compiles=3, worker_cpus=0,
                  inflight_per_worker=2, metrics=False) as farm:
         first = worker_info(farm)[0]["pid"]
-        results = farm.measure([sim("ok")] * 5)
+        results = measure(farm, [sim("ok")] * 5)
         assert all(r.ok for r in results)
         assert farm.stats.workers_recycled == 1
         assert farm.wait_ready() == 1 and worker_info(farm)[0]["pid"] != first
         assert farm.stats.max_in_flight == 2
         # a crash with a second call queued behind it: the queued one is re-run, not blamed
-        results = farm.measure([sim("segfault"), sim("ok"), sim("ok")])
+        results = measure(farm, [sim("segfault"), sim("ok"), sim("ok")])
         assert [r.status.value for r in results] == ["worker_lost", "ok", "ok"]
 
 
 def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_path):
     # lost_reply: measured and journalled, then the process dies before Ray sends the reply (what a crash of
     # the next queued trial can do to it); the restarted actor's journal gives the result back
-    with RayFarm(measure_handler=SIMULATE, lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
+    with RayFarm(lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
         assert f.inflight_per_worker == 8
         cands = [sim("lost_reply", run_secs=0.003), sim("ok"), sim("segfault"), sim("ok"),
                  sim("lost_reply", run_secs=0.003), sim("segfault")]
-        results = f.measure(cands)
+        results = measure(f, cands)
         assert [r.status.value for r in results] == ["ok", "ok", "worker_lost", "ok", "ok", "worker_lost"], \
             [r.error for r in results]
         assert results[0].run_secs == [0.003, 0.003] and results[4].run_secs == [0.003, 0.003]
@@ -124,9 +134,9 @@ def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_p
 
 def test_a_target_no_node_has_is_refused(local_ray):
     with pytest.raises(FarmError, match="no node has the CPU"):
-        RayFarm(measure_handler=SIMULATE, target=not_this_host())
+        RayFarm(target=not_this_host())
     with pytest.raises(ValueError, match="num_workers"):
-        RayFarm(measure_handler=SIMULATE, num_workers=0)
+        RayFarm(num_workers=0)
 
 
 def test_real_candidates_on_ray_workers(farm, lock_path):
@@ -143,7 +153,7 @@ def test_real_candidates_on_ray_workers(farm, lock_path):
              fp.candidate(mm, fp.tiled_trace(mm, (None, 4)))]
     # worker_cpus=0: next to the module's simulated farm, which holds the CPUs
     with RayFarm(lock_path=lock_path, num_workers=2, worker_cpus=0, metrics=False) as real:
-        results = real.measure(cands)
+        results = batch.measure(real, cands)
         assert [r.status.value for r in results] == ["ok", "build_error", "wrong_result", "worker_lost",
                                                      "timeout", "ok"], [r.error for r in results]
         assert results[0].run_secs and results[0].build_secs > 0
@@ -153,4 +163,4 @@ def test_real_candidates_on_ray_workers(farm, lock_path):
 def test_workers_that_cannot_start_are_a_clear_farm_error(farm, tmp_path):
     bad = str(tmp_path / "no-such-dir" / "lock")
     with pytest.raises(FarmError, match="no measurement worker started.*measurement lock file.*no-such-dir"):
-        RayFarm(measure_handler=SIMULATE, lock_path=bad, num_workers=1, worker_cpus=0, start_timeout_s=60)
+        RayFarm(lock_path=bad, num_workers=1, worker_cpus=0, start_timeout_s=60)

@@ -12,6 +12,7 @@ import pytest
 
 from farm_programs import candidate, matmul_func
 from tunefarm.farm import Done, DoneStatus, FarmError, Work, create
+from tunefarm.testing import batch
 
 pytestmark = pytest.mark.timeout(300)  # a farm bug must fail the test, not hang CI
 
@@ -263,18 +264,13 @@ def test_bad_work_is_refused_and_batches_do_not_mix_with_streaming(farm):
     with pytest.raises(ValueError, match="timeout_s"):
         farm.poll(-1)
     assert farm.pending == 0 and farm.poll(0) == []
-    # a batch owns the farm until it is consumed, and streaming items must be collected before a batch
+    # streaming items must be collected before a batch (testing.batch) is measured on the farm
     ticket = farm.put(Work(H + "spin", {"secs": 0.2}))
     with pytest.raises(FarmError, match="pending"):
-        farm.measure([candidate(matmul_func(16))])
+        batch.measure(farm, [candidate(matmul_func(16))])
     (d,) = farm.poll(60)
     assert d.ticket == ticket and d.status is DoneStatus.OK
-    batch = farm.submit([candidate(matmul_func(16))])
-    with pytest.raises(FarmError, match="batch"):
-        farm.put(Work(H + "echo", 1))
-    with pytest.raises(FarmError, match="batch"):
-        farm.poll(0)
-    ((i, r),) = list(batch)
+    ((i, r),) = list(batch.submit(farm, [candidate(matmul_func(16))]))
     assert i == 0 and r.ok, r.error
     assert farm.pending == 0
 

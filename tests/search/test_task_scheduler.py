@@ -10,6 +10,13 @@ from tunefarm.search.progress import Progress, task_table
 from tunefarm.search.task_scheduler import GradientScheduler, RoundRobin, TaskState, create
 
 
+def measured_round(task: TaskState, n_trials: int, best_latency: float) -> None:
+    """A round of ``n_trials`` trials whose best took ``best_latency`` seconds."""
+    for i in range(n_trials):
+        task.record_trial(best_latency if i == 0 else None)
+    task.close_round()
+
+
 def test_round_robin_cycles_and_skips_done_tasks():
     tasks = [TaskState("a"), TaskState("b"), TaskState("c")]
     rr = RoundRobin()
@@ -25,16 +32,16 @@ def test_gradient_warm_up_then_the_task_with_most_to_gain():
     tasks = [TaskState("small", weight=1.0), TaskState("big", weight=10.0)]
     gs = GradientScheduler(epsilon=0.0, seed=0)
     assert gs.next_task(tasks) == 0
-    tasks[0].record_round(8, 1e-3)
+    measured_round(tasks[0], 8, 1e-3)
     assert gs.next_task(tasks) == 1
-    tasks[1].record_round(8, 1e-3)
+    measured_round(tasks[1], 8, 1e-3)
     # same latency, but 'big' counts ten times in the objective
     assert gs.next_task(tasks) == 1
     # 'big' stalls for several rounds while 'small' keeps improving fast
     for _ in range(6):
-        tasks[1].record_round(8, 1e-3)
+        measured_round(tasks[1], 8, 1e-3)
     for lat in (5e-4, 2.5e-4, 1.2e-4, 6e-5):
-        tasks[0].record_round(8, lat)
+        measured_round(tasks[0], 8, lat)
     g_small, g_big = gs.gradient(tasks[0]), gs.gradient(tasks[1])
     assert g_small < 0 and g_big < 0
     assert gs.next_task(tasks) == (0 if g_small < g_big else 1)
@@ -54,15 +61,15 @@ def test_a_round_in_flight_counts_as_the_warm_up():
     assert {first, second} == {0, 1}
     tasks[second].inflight += 1
     tasks[first].inflight -= 1
-    tasks[first].record_round(16, 1e-3)
+    measured_round(tasks[first], 16, 1e-3)
     assert s.next_task(tasks) == first  # the other's warm-up is under way; gradients decide among the measured
 
 
 def test_gradient_explores_with_epsilon():
     tasks = [TaskState("a"), TaskState("b")]
     for t in tasks:
-        t.record_round(4, 1e-3)
-    tasks[0].record_round(4, 1e-4)
+        measured_round(t, 4, 1e-3)
+    measured_round(tasks[0], 4, 1e-4)
     gs = GradientScheduler(epsilon=1.0, seed=1)
     picks = {gs.next_task(tasks) for _ in range(40)}
     assert picks == {0, 1}
@@ -79,7 +86,7 @@ def test_task_table_and_live_progress(caplog):
     tasks = [TaskState("main", flop=4194304.0)]
     text = task_table(tasks)
     assert "ID | Name" in text and "Speed (GFLOPS)" in text and "N/A" in text and "Total trials: 0" in text
-    tasks[0].record_round(64, 5.481e-6)
+    measured_round(tasks[0], 64, 5.481e-6)
     text = task_table(tasks)
     assert "765.2" in text and "5.4810" in text and "Total trials: 64" in text
     stream = io.StringIO()

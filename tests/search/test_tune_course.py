@@ -90,7 +90,7 @@ def test_tune_tasks_shares_the_budget_between_workloads(tmp_path, target, farm, 
     import logging
 
     from tunefarm.search.workloads import builtin_workload
-    from tunefarm.tune import tune_tasks
+    from tunefarm.tuning import tune_tasks
 
     tasks = [("mm", builtin_workload("matmul-32"), 2.0), ("relu", builtin_workload("relu-64"), 1.0)]
     with caplog.at_level(logging.INFO, logger="tunefarm.search"):

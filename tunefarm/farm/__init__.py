@@ -2,11 +2,12 @@
 
 ``LocalFarm`` uses worker processes on this machine; ``RayFarm`` uses Ray actors on a cluster (ray is imported
 only when a RayFarm is created, so ``import tunefarm.farm`` stays light). Both stream ``Work`` items with
-``put`` / ``poll`` (work.py) and measure batches of ``Candidate``s with ``submit`` / ``measure``. ``create``
+``put`` / ``poll`` (work.py); ``MeasureInput`` is a trace and its workload as data for ``Measurer.measure``
+(``tunefarm.testing.batch`` measures a batch of them on a farm). ``create``
 makes one from its name, the way the command line, the tuning API and the TVM facade choose a farm.
 """
 from .base import Farm, FarmError, FarmStats
-from .candidate import Candidate, CandidateError
+from .measure_input import MeasureInput, MeasureInputError
 from .local_farm import LocalFarm
 from .ray_farm import RayFarm
 from ..runtime.measure_result import MeasureResult, MeasureStatus
@@ -38,6 +39,6 @@ def create(kind: str = "ray", *, num_workers: int | None = None, target=None, ad
     return RayFarm(address, num_workers, target=target, **options)
 
 
-__all__ = ["Farm", "FarmError", "FarmStats", "LocalFarm", "RayFarm", "Candidate", "CandidateError",
+__all__ = ["Farm", "FarmError", "FarmStats", "LocalFarm", "RayFarm", "MeasureInput", "MeasureInputError",
            "MeasureResult", "MeasureStatus", "Work", "Done", "DoneStatus", "WorkerContext", "KINDS",
            "check_arguments", "create"]

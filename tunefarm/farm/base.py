@@ -1,14 +1,12 @@
-"""The Farm interface: a fault-tolerant executor of work items, and the batch measurement API built on it.
+"""The Farm interface: a fault-tolerant executor of work items.
 
 Every farm (LocalFarm: worker processes on this machine; RayFarm: actors on a Ray cluster) promises:
 - ``put(work)`` / ``poll()``: every put item ends in exactly one ``Done`` (work.py), whatever happens to workers;
-- ``submit`` / ``measure``: exactly one ``MeasureResult`` per candidate; failures are statuses (``build_error``,
-  ``run_error``, ``wrong_result``, ``timeout``, ``worker_lost``);
-- ``farm.target`` is the CPU target it measures on; candidates for another CPU are refused up front.
+- ``farm.target`` is the CPU target it measures on.
 
-The batch API is written once here, on top of ``put`` / ``poll`` with the farm's measure handler; the
-subclasses own their workers: queueing and dispatch (``_enqueue``), waiting for and handling their events
-(``_drive``), and dropping an abandoned batch (``_abandon``).
+The subclasses own their workers: queueing and dispatch (``_enqueue``), waiting for and handling their events
+(``_drive``), and dropping what a caller abandons (``_abandon``). What a measurement item's ``Done`` means is the
+tuning job's to say (``tuning/callbacks.py``); batches of given traces are ``tunefarm.testing.batch``.
 """
 from __future__ import annotations
 
@@ -18,15 +16,11 @@ import dataclasses
 import json
 import socket
 import time
-from collections.abc import Iterator, Sequence
 
-from .candidate import Candidate
 from .dispatch import UNBLAMED_REQUEUES, Item
-from ..runtime.measure_result import MeasureResult, MeasureStatus
-from ..target import Target
-from .work import Done, DoneStatus, Work, check_handler_name
+from ..runtime.measure_result import MeasureResult
+from .work import Done, DoneStatus, Work
 
-MEASURE_HANDLER = "tunefarm.farm.measure:measure_candidate"
 _MAX_ERROR_TEXT = 2000
 
 
@@ -85,36 +79,20 @@ class FarmStats:
         return self.busy_secs / self.worker_secs if self.worker_secs > 0 else 0.0
 
 
+# imported by every worker when it starts (not by its first item): the measuring stack, llvmlite and the Measurer
+PRELOAD = "tunefarm.farm.measure:worker_measurer"
+
+
 class FarmError(RuntimeError):
     """The farm itself cannot work (no worker could start, no node matches the target...)."""
-
-
-def measure_result(done: Done, host: str) -> MeasureResult:
-    """What a measure item's ``Done`` means for its candidate."""
-    if done.status is DoneStatus.OK:
-        try:
-            return MeasureResult.from_dict(done.value)
-        except (TypeError, KeyError, ValueError, AttributeError) as e:
-            text = f"internal error in the worker: the measure handler returned no MeasureResult ({e})"
-            return MeasureResult(MeasureStatus.RUN_ERROR, [], 0.0, text[:_MAX_ERROR_TEXT], done.host or host)
-    if done.status is DoneStatus.ERROR:
-        status, text = MeasureStatus.RUN_ERROR, f"internal error in the worker: {done.error}"
-    else:
-        status = MeasureStatus.TIMEOUT if done.status is DoneStatus.TIMEOUT else MeasureStatus.WORKER_LOST
-        text = done.error or ""
-    return MeasureResult(status, [], 0.0, text[:_MAX_ERROR_TEXT], done.host or host)
 
 
 class Farm(abc.ABC):
     """Runs work items on workers. Use as a context manager (or call ``close``)."""
 
-    def __init__(self, measure_handler: str = MEASURE_HANDLER):
-        check_handler_name(measure_handler)
-        self.measure_handler = measure_handler
+    def __init__(self):
         self.stats = FarmStats()
         self._closed = False
-        self._busy = False                      # a batch owns the farm
-        self._target_cache: dict[str, bool] = {}
         self._items: dict[int, Item] = {}       # put and not yet returned by poll
         self._finished: list[Done] = []
         self._shared_texts: dict[str, str] = {}
@@ -150,28 +128,33 @@ class Farm(abc.ABC):
     # ------------------------------------------------------------------ streaming
     def put(self, work: Work) -> int:
         """Queue ``work`` (dispatched at once if a worker has room); returns its ticket."""
-        self._check_streaming()
-        cpu0 = time.process_time()
-        try:
+        with self._streaming():
             return self._put(work)
-        finally:
-            self.stats.driver_cpu_secs += time.process_time() - cpu0
 
     def poll(self, timeout_s: float | None = None) -> list[Done]:
         """Wait up to ``timeout_s`` (None: as long as it takes; 0: just collect) for at least one item to
         finish, handling every fault on the way, and return all items that finished."""
-        self._check_streaming()
+        with self._streaming():
+            return self._poll(timeout_s)
+
+    @contextlib.contextmanager
+    def _streaming(self):
+        """A call of the open farm; its CPU counts in ``stats.driver_cpu_secs``."""
+        if self._closed:
+            raise FarmError("this farm is closed")
         cpu0 = time.process_time()
         try:
-            return self._poll(timeout_s)
+            yield
         finally:
             self.stats.driver_cpu_secs += time.process_time() - cpu0
 
-    def _check_streaming(self) -> None:
-        if self._closed:
-            raise FarmError("this farm is closed")
-        if self._busy:
-            raise FarmError("a batch is being measured on this farm; finish iterating it before put / poll")
+    def abandon(self) -> None:
+        """Drop every pending item: its caller stopped early (a batch not consumed, Ctrl-C); no stale reply of
+        it comes back to a later ``poll``."""
+        if self._items:
+            self._abandon()
+            self._items.clear()
+            self._finished.clear()
 
     def _put(self, work: Work) -> int:
         if not isinstance(work, Work):
@@ -236,7 +219,7 @@ class Farm(abc.ABC):
             self._finish(item, DoneStatus.LOST, error=f"its worker died before running it {item.unblamed} times",
                          worker=worker, host=host)
 
-    # --- what a farm with workers implements (a stand-in that overrides ``submit`` itself need not)
+    # --- what a farm with workers implements
     def _enqueue(self, item: Item) -> None:
         """Queue a new item and hand it to a worker if one has room."""
         raise NotImplementedError(f"{type(self).__name__} does not stream work items")
@@ -246,74 +229,16 @@ class Farm(abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
     def _abandon(self) -> None:
-        """Drop every pending item: the batch that put them stopped early; no stale reply may come back."""
+        """Drop every pending item on the workers (see ``abandon``); no stale reply may come back."""
         raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
     def _add_shared(self, key: str, text: str) -> None:
         """A shared text the farm sees for the first time (RayFarm stores it in the object store)."""
 
     def record_trial(self, result: MeasureResult, task: str) -> None:
-        """A measurement, for the farm's metrics (RayFarm exports them to Ray's dashboard and Prometheus).
-
-        The batch API records its candidates itself; a caller that measures through its own handlers (the
-        tuning job) reports each result here."""
-
-    # ------------------------------------------------------------------ the batch API
-    def submit(self, candidates: Sequence[Candidate]) -> Iterator[tuple[int, MeasureResult]]:
-        """Yield ``(index, result)`` for every candidate, in completion order.
-
-        The candidates are put (and dispatched) before this returns; the iterator owns the farm until it is
-        consumed or closed (closing it, or dropping it, stops what is still running)."""
-        cands = self._check_candidates(candidates)
-        if self._items:
-            raise FarmError(f"{len(self._items)} items put on this farm are still pending; poll them all "
-                            "before measuring a batch")
-        batch = self._run_batch(cands)
-        next(batch)  # run it up to its first yield: the candidates are put, and closing it now cleans up
-        return batch
-
-    def measure(self, candidates: Sequence[Candidate]) -> list[MeasureResult]:
-        """Measure all candidates; results in the candidates' order."""
-        results: list[MeasureResult | None] = [None] * len(candidates)
-        for i, r in self.submit(candidates):
-            if results[i] is not None:
-                raise FarmError(f"farm returned two results for candidate {i}")
-            results[i] = r
-        missing = [i for i, r in enumerate(results) if r is None]
-        if missing:
-            raise FarmError(f"farm returned no result for candidates {missing[:10]}")
-        return results  # type: ignore[return-value]
-
-    def _run_batch(self, cands: list[Candidate]) -> Iterator[tuple[int, MeasureResult] | None]:
-        with self._batch():
-            cpu0 = time.process_time()
-            try:
-                texts: dict[str, str] = {}
-                for i, c in enumerate(cands):
-                    text = texts.get(c.workload_key)
-                    if text is None:
-                        text = texts[c.workload_key] = c.with_workload_text().workload_json
-                    self._put(Work(self.measure_handler, list(c.to_wire("")), c.timeout_s,
-                                   shared={c.workload_key: text}, tag=i))
-                self.stats.driver_cpu_secs += time.process_time() - cpu0
-                yield None  # (submit's own step: the batch is on the farm)
-                cpu0 = time.process_time()
-                left = len(cands)
-                while left:
-                    for done in self._poll(None):
-                        left -= 1
-                        i = done.work.tag
-                        r = measure_result(done, self._driver_host)
-                        self.record_trial(r, cands[i].task)
-                        self.stats.driver_cpu_secs += time.process_time() - cpu0
-                        yield i, r
-                        cpu0 = time.process_time()
-            finally:
-                if self._items:  # abandoned mid-batch (the consumer stopped, Ctrl-C) or a FarmError
-                    self._abandon()
-                    self._items.clear()
-                    self._finished.clear()
-                self.stats.driver_cpu_secs += time.process_time() - cpu0
+        """A measurement, for the farm's metrics (RayFarm exports them to Ray's dashboard and Prometheus): the
+        caller that knows what its items measured (the tuning job's callbacks, a test batch) reports each
+        result here."""
 
     def close(self) -> None:
         self._closed = True
@@ -323,40 +248,3 @@ class Farm(abc.ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    # --- helpers
-    def _check_candidates(self, candidates: Sequence[Candidate]) -> list[Candidate]:
-        if self._closed:
-            raise FarmError("this farm is closed")
-        cands = list(candidates)
-        for i, c in enumerate(cands):
-            if not isinstance(c, Candidate):
-                raise TypeError(f"candidate {i} is a {type(c).__name__}, expected tunefarm.farm.Candidate")
-            if not self._target_matches(c.target):
-                raise ValueError(f"candidate {i} is for target {c.target!r} but this farm measures on "
-                                 f"{self.target} (a different CPU); use a farm whose nodes match")
-        return cands
-
-    @contextlib.contextmanager
-    def _batch(self):
-        """One batch at a time: a batch owns the farm until it is consumed."""
-        if self._busy:
-            raise FarmError("a batch is already being measured on this farm; finish iterating it first")
-        self._busy = True
-        try:
-            yield
-        finally:
-            self._busy = False
-
-    def _target_matches(self, target_text: str) -> bool:
-        """Same CPU name and features as the farm's target (core counts may differ: they are build options)."""
-        ok = self._target_cache.get(target_text)
-        if ok is None:
-            try:
-                t = Target(target_text)
-            except (TypeError, ValueError) as e:
-                raise ValueError(f"bad candidate target {target_text!r}: {e}") from None
-            mine = self.target
-            ok = t.cpu == mine.cpu and t.features == mine.features
-            self._target_cache[target_text] = ok
-        return ok

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from .base import MEASURE_HANDLER, Farm, FarmError
+from .base import PRELOAD, Farm, FarmError
 from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .trial_clock import pause_limit_error
@@ -202,14 +202,13 @@ class LocalFarm(Farm):
     - ``pause_limit_s``: longest an item may stay paused (waiting for the lock or its workload's reference);
     - ``inflight_per_worker``: items sent to a worker at once (2: it starts the next without a round trip);
     - ``timing_slots``: timing loops allowed at once on this host (measure_lock.py; default: the workers'
-      ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on);
-    - ``measure_handler``: the handler the batch API (``submit`` / ``measure``) puts candidates to.
+      ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on).
     """
 
     def __init__(self, num_workers: int | None = None, target=None, max_compiles: int = 500,
                  lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 2,
-                 timing_slots: int | None = None, measure_handler: str = MEASURE_HANDLER):
-        super().__init__(measure_handler)
+                 timing_slots: int | None = None):
+        super().__init__()
         self._target = as_target(target or None)  # no target (None, "") is this host
         n = num_workers if num_workers is not None else (os.cpu_count() or 1)
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -256,7 +255,7 @@ class LocalFarm(Farm):
         if len(self._items) <= len(self._finished):
             return
         while sum(1 for w in self._workers if not w.retiring) < self._n:
-            self._workers.append(_Worker(self.measure_handler, self.lock_path, self.timing_slots))
+            self._workers.append(_Worker(PRELOAD, self.lock_path, self.timing_slots))
             self.stats.workers_started += 1
 
     def _start_failed(self, w: _Worker, why: str) -> None:

@@ -1,8 +1,9 @@
 """Measure one candidate in this process: replay the trace -> build -> check against the reference -> time.
 
-This is the code every farm worker runs (a LocalFarm process or a Ray actor) for the farm's measure items
-(``measure_candidate``, the handler the batch API puts). ``Measurer.measure_func`` is the tail of a
-measurement, for a handler that already has the scheduled function (replayed from its own cache). It never
+This is the code every farm worker runs (a LocalFarm process or a Ray actor) for a measurement: the tuning
+job's handler (``tuning/handlers.py``) calls ``Measurer.measure_func``, the tail of a measurement, with the
+scheduled function it built when it searched (or ``replay`` first); ``Measurer.measure`` takes a whole
+``MeasureInput`` (a trace and its workload as data: ``tunefarm.testing.batch``). It never
 lets an exception escape for a bad candidate: each failure becomes a ``MeasureResult`` with an explicit
 status. What it cannot turn into a result (a segfault or a hang inside JIT-compiled code) is handled by the
 process that owns the worker: it kills or loses the worker and records ``timeout`` / ``worker_lost``.
@@ -13,7 +14,7 @@ workload key (so every worker of every machine checks against the same numbers).
 with deterministic noise, so a schedule that forgets to write part of an output is caught.
 
 Timing is ``time_evaluator`` with its early stop: a candidate whose check run *and* first two timed repeats
-are all slower than ``Candidate.stop_above_s`` (the tuner sets a multiple of the task's best latency) gets no
+are all slower than ``MeasureInput.stop_above_s`` (the tuner sets a multiple of the task's best latency) gets no
 further repeats, so its record holds two run times (real timings under the lock) instead of ``repeat``. Every
 array is a 64-byte-aligned copy (``runtime/aligned.py``).
 
@@ -42,7 +43,7 @@ from tunefarm.runtime import Module, aligned
 from tunefarm.schedule import ScheduleError, Trace
 from tunefarm.target import as_target
 
-from .candidate import Candidate
+from .measure_input import MeasureInput
 from .check import compare_output, make_arrays, output_params
 from .measure_lock import HostMeasureLock
 from .trial_clock import Paused, TrialClock
@@ -76,7 +77,7 @@ def _error_text(prefix: str, exc: BaseException) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class MeasureSettings:
-    """How a program is checked and timed: the ``Candidate`` fields of the same names."""
+    """How a program is checked and timed: the ``MeasureInput`` fields of the same names."""
 
     number: int = 1
     repeat: int = 3
@@ -86,7 +87,7 @@ class MeasureSettings:
     reference_json: Any = None
 
     @classmethod
-    def of(cls, cand: Candidate) -> "MeasureSettings":
+    def of(cls, cand: MeasureInput) -> "MeasureSettings":
         return cls(cand.number, cand.repeat, cand.min_repeat_ms, cand.check, cand.stop_above_s,
                    cand.reference_json)
 
@@ -167,7 +168,7 @@ class Measurer:
         return w.references[key]
 
     # --- one trial
-    def measure(self, cand: Candidate, clock: TrialClock | None = None) -> MeasureResult:
+    def measure(self, cand: MeasureInput, clock: TrialClock | None = None) -> MeasureResult:
         """Replay ``cand``'s trace, then build, run, check and time it (``measure_func``)."""
         t0 = time.perf_counter()
         try:
@@ -289,14 +290,6 @@ def worker_measurer(ctx: WorkerContext):
         yield measurer
     finally:
         ctx.count_compiles(measurer.compiles - before)
-
-
-def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
-    """The farm's measure handler: ``payload`` is ``Candidate.to_wire("")``, the workload text is in
-    ``ctx.shared`` under the workload key; returns the ``MeasureResult`` as a dict."""
-    cand = Candidate.from_payload(payload, ctx.shared)
-    with worker_measurer(ctx) as measurer:
-        return measurer.measure(cand, ctx.clock).to_dict()
 
 
 def rewrite_layout_free(func) -> tuple[object, list]:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import collections
 import time
 
-from .base import MEASURE_HANDLER, Farm, FarmError
+from .base import PRELOAD, Farm, FarmError
 from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .metrics import FarmMetrics
@@ -70,8 +70,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
       preemption does not count);
     - ``timing_slots``: timing loops allowed at once per host (measure_lock.py; default: the workers'
       ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on);
-      ``measure_handler``: the handler ``submit`` / ``measure`` put
-      candidates to; ``metrics``: record ray.util.metrics;
+      ``metrics``: record ray.util.metrics;
     - ``resource_wait_s``: how long to wait for CPUs to become free before refusing to start.
     """
 
@@ -80,8 +79,8 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
                  requeue_limit: int = 1, lock_path: str | None = None, pause_limit_s: float = 300.0,
                  progress_timeout_s: float = 10.0, start_timeout_s: float = 180.0, resource_wait_s: float = 15.0,
                  node_resource: str = "measure_slot", metrics: bool = True, ray_init_kwargs: dict | None = None,
-                 timing_slots: int | None = None, measure_handler: str = MEASURE_HANDLER):
-        super().__init__(measure_handler)
+                 timing_slots: int | None = None):
+        super().__init__()
         import ray
 
         if num_workers is not None and (not isinstance(num_workers, int) or num_workers < 1):
@@ -243,7 +242,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
         actor = FarmWorker.options(
             num_cpus=self.worker_cpus, max_restarts=-1, max_task_retries=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-        ).remote(self.lock_path, self.timing_slots, [self.measure_handler], self.max_compiles)
+        ).remote(self.lock_path, self.timing_slots, [PRELOAD], self.max_compiles)
         slot = Slot(actor, node_id, info.hostname)
         self._counts["starting"] += 1
         self._slots.append(slot)
@@ -292,7 +291,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
         Returns the number of ready workers. (Streaming does not need this: items go to the workers that are
         ready and the others are picked up as they come back.)
         """
-        if self._busy or self._items:
+        if self._items:
             raise FarmError("wait_ready is for when no item is pending")
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

@@ -21,7 +21,8 @@ def design_part(trace: Trace) -> Trace:
 
 
 class Program:
-    """One candidate program of a task (not necessarily measured)."""
+    """One candidate of a task as the worker that built it holds it: design trace, schedule and hash (the
+    driver knows it as a ``strategy.Candidate``: plain data)."""
 
     __slots__ = ("design", "sch", "hash", "_json", "described")
 

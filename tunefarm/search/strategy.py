@@ -79,8 +79,9 @@ class EvolutionConfig:
         return self.fresh_per_pick + self.mutants_per_pick + self.local_per_pick
 
 
-class Entry:
-    """A candidate program as the driver knows it: plain data from a worker."""
+class Candidate:
+    """A candidate program as the driver knows it: plain data from the worker that built it (on the worker it
+    is a ``program.Program``, the scheduled function itself)."""
 
     __slots__ = ("hash", "trace", "features", "sketch", "origin", "worker", "score", "version")
 
@@ -95,7 +96,7 @@ class Entry:
         self.version = -1             # the cost model version that scored it
 
     @classmethod
-    def from_reply(cls, row: list, worker: str) -> "Entry":
+    def from_reply(cls, row: list, worker: str) -> "Candidate":
         h, trace, feats, sketch, origin = row
         return cls(h, trace, decode_features(feats), sketch, origin, worker)
 
@@ -108,14 +109,15 @@ class SearchStrategy(abc.ABC):
     candidate to measure; ``measured_result(entry, latency)`` reports its measurement; ``exhausted(...)`` says
     the space is used up; ``error`` says why the task cannot go on (None while it can).
 
-    The job also keeps the dedup set ``known`` (program hashes never to pick: measured, in flight or pooled;
-    seeded from the database) and reads ``pool`` (unmeasured candidates by hash) and ``credit`` (candidates of
-    search the task may still ask for); candidates it samples itself count in ``n_invalid`` / ``reasons``.
+    The job reads ``pool`` (unmeasured candidates by hash), ``credit`` (candidates of search the task may still
+    ask for) and ``error``; it changes the strategy's state only through its methods: ``mark_known`` (the dedup
+    set ``known``: program hashes never to pick, measured, in flight or pooled, seeded from the database),
+    ``take_credit``, ``count_invalid`` (candidates the job sampled itself) and ``fail``.
     """
 
     error: str | None
     known: set[str]
-    pool: dict[str, Entry]
+    pool: dict[str, Candidate]
     credit: float
 
     @abc.abstractmethod
@@ -127,16 +129,33 @@ class SearchStrategy(abc.ABC):
         """Take a search reply; returns how many new candidates it brought."""
 
     @abc.abstractmethod
-    def pick(self, worker: str | None = None) -> Entry | None:
+    def pick(self, worker: str | None = None) -> Candidate | None:
         """The next candidate to measure (on ``worker``), or None when there is none."""
 
     @abc.abstractmethod
-    def measured_result(self, e: Entry, latency: float | None) -> None:
+    def measured_result(self, e: Candidate, latency: float | None) -> None:
         """A picked candidate's measurement (latency in seconds, None when it failed)."""
 
     @abc.abstractmethod
     def exhausted(self, requests_in_flight: int) -> bool:
         """Nothing left to pick and the space keeps answering with known programs only."""
+
+    def mark_known(self, hashes) -> None:
+        """Programs never to pick: measured (by this job, an earlier one or a concurrent one) or held elsewhere."""
+        self.known.update(hashes)
+
+    def take_credit(self, n: int) -> None:
+        """``n`` candidates of search were asked for."""
+        self.credit -= n
+
+    @abc.abstractmethod
+    def count_invalid(self, reason: str) -> None:
+        """A candidate the job sampled itself was invalid, for ``reason``."""
+
+    def fail(self, error: str) -> None:
+        """The task cannot go on; the first error is the one kept."""
+        if self.error is None:
+            self.error = error
 
 
 class RandomSearch(SearchStrategy):
@@ -147,8 +166,8 @@ class RandomSearch(SearchStrategy):
         self.name, self.key, self.model = name, key, model
         self.rng = random.Random(seed)
         self.known: set[str] = set()
-        self.pool: dict[str, Entry] = {}
-        self.best: list[tuple[float, Entry]] = []     # fastest measured, (latency s, entry)
+        self.pool: dict[str, Candidate] = {}
+        self.best: list[tuple[float, Candidate]] = []     # fastest measured, (latency s, entry)
         self.measured: dict[str, float] = {}          # program hash -> latency (s) of successful programs
         self.sketches: dict[str, list] = {}           # sketch -> [successful measurements, best latency]
         self.credit = 0.0                             # candidates of search this task may still ask for
@@ -184,7 +203,7 @@ class RandomSearch(SearchStrategy):
         for row in reply.get("programs", ()):
             if row[0] in self.known:
                 continue
-            e = Entry.from_reply(row, worker)
+            e = Candidate.from_reply(row, worker)
             self.known.add(e.hash)
             self.pool[e.hash] = e
             fresh.append(e)
@@ -196,6 +215,10 @@ class RandomSearch(SearchStrategy):
         self._trim()
         return len(fresh)
 
+    def count_invalid(self, reason: str) -> None:
+        self.n_invalid += 1
+        self.reasons[reason] += 1
+
     def invalid_summary(self, n: int = 3) -> str:
         if not self.reasons:
             return "no reason recorded"
@@ -206,7 +229,7 @@ class RandomSearch(SearchStrategy):
         return not self.pool and requests_in_flight == 0 and self.empty_replies >= EMPTY_REPLIES
 
     # -- measurement ---------------------------------------------------------------------------------------
-    def pick(self, worker: str | None = None) -> Entry | None:
+    def pick(self, worker: str | None = None) -> Candidate | None:
         """The next candidate to measure (removed from the pool), or None when the pool is empty.
 
         ``worker``: the worker that will measure it. It chooses among the candidates it produced itself once it
@@ -226,11 +249,11 @@ class RandomSearch(SearchStrategy):
         self.sources[source] += 1
         return e
 
-    def _choose(self, cands: list[Entry]) -> tuple[Entry, str]:
+    def _choose(self, cands: list[Candidate]) -> tuple[Candidate, str]:
         """One of ``cands`` and how it was chosen."""
         return self.rng.choice(cands), "random"
 
-    def measured_result(self, e: Entry, latency: float | None) -> None:
+    def measured_result(self, e: Candidate, latency: float | None) -> None:
         """A picked candidate's measurement (latency in seconds, None when it failed)."""
         self.known.add(e.hash)
         st = self.sketches.setdefault(e.sketch, [0, math.inf])
@@ -245,7 +268,7 @@ class RandomSearch(SearchStrategy):
             del self.best[TOP_MEASURED:]
 
     # -- scores ----------------------------------------------------------------------------------------------
-    def _score(self, entries: list[Entry]) -> None:
+    def _score(self, entries: list[Candidate]) -> None:
         if not entries or not self.model.is_trained:
             return
         scores = self.model.predict(np.stack([e.features for e in entries]))
@@ -254,6 +277,8 @@ class RandomSearch(SearchStrategy):
 
     def _trim(self) -> None:
         """Keep the best-scored ``POOL_SIZE`` candidates, and ``WORKER_POOL`` per worker on a big farm."""
+        if len(self.pool) <= POOL_SIZE:  # (the cap is never below it: no need to count the workers)
+            return
         cap = max(POOL_SIZE, WORKER_POOL * len({e.worker for e in self.pool.values()}))
         if len(self.pool) > cap:
             keep = sorted(self.pool.values(), key=lambda e: -e.score)[:cap]
@@ -299,7 +324,7 @@ class EvolutionarySearch(RandomSearch):
             req["local"] = [[tops[i % len(tops)].trace, 1] for i in range(n_local)]
         return req
 
-    def _choose(self, cands: list[Entry]) -> tuple[Entry, str]:
+    def _choose(self, cands: list[Candidate]) -> tuple[Candidate, str]:
         if not self.guided:
             return super()._choose(cands)
         self._score([e for e in cands if e.version != self.model.version])  # a newer model: rescore first
@@ -323,7 +348,7 @@ class EvolutionarySearch(RandomSearch):
                 return _best(cands, lambda e: e.sketch == sketch), "sketch"
         return _best(cands, None), "exploit"
 
-    def _open_sketch(self, cands: list[Entry]) -> str | None:
+    def _open_sketch(self, cands: list[Candidate]) -> str | None:
         """The least-measured open sketch among ``cands`` other than the best program's (see module doc)."""
         in_pool = {e.sketch for e in cands}
         if len(in_pool) < 2:
@@ -336,24 +361,24 @@ class EvolutionarySearch(RandomSearch):
         return min(open_, key=lambda s: self.sketches.get(s, (0,))[0]) if open_ else None
 
     # -- population -----------------------------------------------------------------------------------------
-    def fitness(self, e: Entry) -> float:
+    def fitness(self, e: Candidate) -> float:
         lat = self.measured.get(e.hash)
         if lat is not None and self.best and self.model.predicts_log_throughput:
             return math.log(self.best[0][0] / lat)
         return e.score
 
-    def population(self) -> list[tuple[float, Entry]]:
+    def population(self) -> list[tuple[float, Candidate]]:
         """The fittest measured and unmeasured programs, fittest first."""
         everyone = [(self.fitness(e), e) for _, e in self.best] + [(e.score, e) for e in self.pool.values()]
         everyone.sort(key=lambda p: -p[0])
         return everyone[:POPULATION]
 
-    def _tournament(self, pop: list) -> Entry:
+    def _tournament(self, pop: list) -> Candidate:
         a, b = self.rng.choice(pop), self.rng.choice(pop)
         return a[1] if a[0] >= b[0] else b[1]
 
 
-def _best(entries: list[Entry], keep) -> Entry | None:
+def _best(entries: list[Candidate], keep) -> Candidate | None:
     best = None
     for e in entries:
         if (keep is None or keep(e)) and (best is None or e.score > best.score):

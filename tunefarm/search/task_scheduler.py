@@ -31,10 +31,15 @@ class TaskState:
     history: list = dataclasses.field(default_factory=list)  # best latency after each round
     inflight: int = 0  # rounds handed out whose results are not recorded yet (the driver pipeline)
 
-    def record_round(self, n_trials: int, best_latency: float) -> None:
-        self.trials += n_trials
+    def record_trial(self, median_s: float | None) -> None:
+        """One measured trial, with its median latency when it succeeded."""
+        self.trials += 1
+        if median_s is not None:
+            self.best_latency = min(self.best_latency, median_s)
+
+    def close_round(self) -> None:
+        """The task's round of trials is measured: the scheduler's history grows by its best latency."""
         self.rounds += 1
-        self.best_latency = min(self.best_latency, best_latency)
         self.history.append(self.best_latency)
 
     @property

@@ -1,7 +1,7 @@
 """Simulated measurement: worker behaviour without a compiler, for capacity planning and fault drills.
 
-A farm started with ``measure_handler=SIMULATE`` runs this handler for its candidates instead of
-replay/build/time. The candidate's trace JSON says what the "measurement" does: spend some build time (CPU
+A batch measured with this handler (``testing.batch.measure(farm, candidates, SIMULATE)``) runs it for its
+candidates instead of replay/build/time. The candidate's trace JSON says what the "measurement" does: spend some build time (CPU
 spinning or sleeping), hold the host measurement lock for some run time, or fail in a real way (a genuine
 segfault of the worker process, a hang, an error result, or ``lost_reply``: a good measurement whose Ray worker
 then dies before replying, which is what happens to a finished trial's reply when the next trial crashes the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import time
 
-from tunefarm.farm.candidate import Candidate
+from tunefarm.farm.measure_input import MeasureInput
 from tunefarm.farm.journal import DRILL_EXIT_AFTER_JOURNAL
 from tunefarm.farm.measure_lock import HostMeasureLock
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
@@ -65,8 +65,8 @@ def hold_timing_lock(ctx: WorkerContext, secs: float) -> tuple[float, float, int
 
 
 def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
-    """Same contract as ``tunefarm.farm.measure.measure_candidate``; one simulated build per candidate."""
-    cand = Candidate.from_payload(payload, ctx.shared)
+    """Same contract as ``testing.batch.measure_candidate``; one simulated build per candidate."""
+    cand = MeasureInput.from_payload(payload, ctx.shared)
     spec = cand.trace_value()
     if not isinstance(spec, dict) or not isinstance(spec.get("simulate"), dict):
         raise ValueError("a simulated candidate's trace_json must come from simulated_trace()")
@@ -86,7 +86,7 @@ def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
                 "wrong": (MeasureStatus.WRONG_RESULT, "output: simulated mismatch")}
     if behavior in failures:
         status, text = failures[behavior]
-        return MeasureResult(status, [], build_secs, text, ctx.host).to_dict()
+        return {"result": MeasureResult(status, [], build_secs, text, ctx.host).to_dict()}
     run = float(s.get("run_secs", 1e-4))
     if s.get("lock", True):
         hold_timing_lock(ctx, run * cand.repeat)
@@ -94,4 +94,4 @@ def measure_candidate(payload: list, ctx: WorkerContext) -> dict:
         time.sleep(run * cand.repeat)
     if behavior == "lost_reply":
         ctx.state[DRILL_EXIT_AFTER_JOURNAL] = True
-    return MeasureResult(MeasureStatus.OK, [run] * cand.repeat, build_secs, None, ctx.host).to_dict()
+    return {"result": MeasureResult(MeasureStatus.OK, [run] * cand.repeat, build_secs, None, ctx.host).to_dict()}

@@ -2,9 +2,10 @@
 
 A job wires the three layers below it: the search (``tunefarm.search``: spaces, the evolutionary search, the
 cost model), the farm that runs search, measurement and training work on its workers (``tunefarm.farm``), and
-the database that keeps every measurement (``tunefarm.database``). Each is made from its name by its package's
-``create`` (``"ray"`` farm, ``"sqlite"`` database, ``"xgb"`` cost model, ``"evolutionary"`` search, ``"gradient"``
-task scheduler, ``"auto"`` space). The loop itself is ``job.py``; using the results is ``tunefarm.compile``.
+the database that keeps every measurement (``tunefarm.database``). Each is given as an instance or made from
+its name by its package's ``create`` (``wiring.py``: ``"ray"`` farm, ``"sqlite"`` database, ``"xgb"`` cost
+model, ``"evolutionary"`` search, ``"gradient"`` task scheduler; ``"auto"`` space). The loop itself is
+``job.py``; what it does with each result is ``callbacks.py``; using the results is ``tunefarm.compile``.
 
 Resume: running a job on a database that already holds records for the workload (same target) continues
 it. Known programs are never measured again (their hashes seed the dedup), the cost model and the search
@@ -25,9 +26,7 @@ import time
 from search_spaces.registry import resolve_space
 
 from ..database import TraceDatabase, open_database
-from ..farm import create as create_farm
 from ..search.cost_model import CostModel
-from ..search.cost_model import create as create_cost_model
 from ..search.errors import SearchError
 from ..search.failure_watch import FailureWatch
 from ..search.postprocs import default_postprocs
@@ -35,9 +34,10 @@ from ..search.progress import Progress
 from ..search.space import target_cores
 from ..search.task import TuneTask
 from ..search.task_scheduler import TaskState
-from ..search.task_scheduler import create as create_task_scheduler
 from ..search.workloads import as_prim_func, as_workload
 from ..target import Target, as_target, check_known_cpu
+from . import wiring
+from .callbacks import MeasureCallback, UserCallback
 from .job import TuningJob
 from .job_task import JobTask
 from .limits import check_buffers, check_seed, check_timeout
@@ -112,71 +112,87 @@ def job_database(database) -> TraceDatabase:
 
 
 def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int = 64, space=None, database=None,
-               farm=None, seed: int | None = None, *, strategy: str = "evolutionary",
-               task_scheduler: str = "gradient", postprocs=None, timeout_s: float | dict = 10.0,
-               progress: bool | None = None, max_trials_per_task: int | None = None, job_name: str | None = None,
-               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR) -> TuneResult:
+               farm=None, seed: int | None = None, *, strategy="evolutionary", task_scheduler="gradient",
+               cost_model="xgb", postprocs=None, timeout_s: float | dict = 10.0, progress: bool | None = None,
+               max_trials_per_task: int | None = None, job_name: str | None = None, raise_on_error: bool = False,
+               early_stop: float | None = EARLY_STOP_FACTOR, callbacks=()) -> TuneResult:
     """Tune several workloads in one job, sharing the trial budget by the task scheduler.
 
     ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
     space for every task (None = AutoSpace, a schedule function, ``"file.py:fn"``, a registered name), or a
     dict ``name -> space``. ``max_trials`` is the total budget across tasks, counting records already in the
-    database (see the module doc on resume). ``farm``: a LocalFarm or RayFarm (default: ``farm.create("ray")``, a
-    private local Ray, closed at the end). ``strategy``: ``"evolutionary"`` or ``"random"``; ``task_scheduler``:
-    ``"gradient"`` or ``"round-robin"``. Tasks whose space yields no valid program end with their error in
-    ``result.errors`` (or raise ``SearchError`` with ``raise_on_error``). ``timeout_s`` is the budget of one
-    trial (build + check + timing), or a dict ``task name -> seconds`` (10 s for tasks not named).
-    ``early_stop``: a candidate whose check run and first two timed repeats are all slower than this multiple of
-    its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
-    candidate ``repeat`` times.
+    database (see the module doc on resume). Each part is given by name or as an instance:
+    ``farm`` a ``Farm`` or ``"local"`` / ``"ray"`` (default: ``"ray"``, a private local Ray; a farm made here
+    is closed at the end); ``database`` a ``TraceDatabase``, a path or a ``postgresql://`` URL (default: a new
+    SQLite file); ``cost_model`` a ``CostModel`` or ``"xgb"``; ``strategy`` ``"evolutionary"``, ``"random"``, a
+    ``SearchStrategy`` (a one-task job) or a factory ``(name, key, cost_model, seed) -> SearchStrategy``;
+    ``task_scheduler`` a ``TaskScheduler``, ``"gradient"`` or ``"round-robin"``. ``callbacks``: measure
+    callbacks called once per measured result after the job's own (see ``tuning/callbacks.py``). Tasks whose
+    space yields no valid program end with their error in ``result.errors`` (or raise ``SearchError`` with
+    ``raise_on_error``). ``timeout_s`` is the budget of one trial (build + check + timing), or a dict ``task
+    name -> seconds`` (10 s for tasks not named). ``early_stop``: a candidate whose check run and first two
+    timed repeats are all slower than this multiple of its task's best latency so far is not timed further
+    (see ``EARLY_STOP_FACTOR``); None or 0 times every candidate ``repeat`` times.
     """
     _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed)
     t0, cpu0 = time.perf_counter(), time.process_time()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
-    own_farm = farm is None
-    if own_farm:
-        farm = create_farm("ray", target=target)
+    user_callbacks = [UserCallback(cb) for cb in callbacks]
+    model = wiring.cost_model(cost_model, strategy, seed, len(tasks))
+    scheduler = wiring.task_scheduler(task_scheduler, seed)
+    own_farm = farm is None or isinstance(farm, str)
+    farm = wiring.farm(farm, target)
     try:
         target = resolve_target(target, farm)
         db = job_database(database)
-        model = create_cost_model("xgb", seed=seed)
         jtasks = _job_tasks(tasks, space, target, postprocs, model, strategy, seed)
-        for t in jtasks:
-            t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
-            db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
-        existing = warm_start(jtasks, db, str(target), farm, model)  # the loop trains the model on a worker
-        config = {"tasks": [[t.name, t.key, t.state.weight] for t in jtasks], "target": str(target),
-                  "max_trials": max_trials, "trials_per_round": trials_per_round, "strategy": str(strategy),
-                  "task_scheduler": str(task_scheduler), "seed": seed,
-                  "spaces": [t.tune_task.space.name for t in jtasks], "early_stop": early_stop}
-        job_id = db.start_job(job_name or "+".join(t.name for t in jtasks)[:200], config)
-        remaining = max(0, max_trials - existing)
-        if existing:
-            log.info("resuming: %d trials already in %s, %d to go (max_trials=%d counts stored trials)",
-                     existing, db.path, remaining, max_trials)
-        watch = FailureWatch()  # stops a task whose first rounds all fail with one error
-        progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=watch)
-        job = TuningJob(jtasks, target, db, farm, model, create_task_scheduler(task_scheduler, seed), job_id=job_id,
-                        max_trials=max_trials, trials_per_round=trials_per_round, timeout_s=timeout_s,
-                        measure=dict(DEFAULT_MEASURE), early_stop=early_stop, progress=progress_view,
-                        failures=watch)
+        job = _start(jtasks, target, db, farm, model, scheduler, seed,
+                     max_trials, trials_per_round, timeout_s, early_stop, progress, job_name, max_trials_per_task,
+                     MeasureCallback.Default() + user_callbacks)
         status = "failed"
         try:
-            job.run(remaining)
+            job.run(job.budget)
             status = "finished_with_errors" if any(t.error for t in jtasks) else "finished"
         finally:
-            db.finish_job(job_id, status)
-            progress_view.finish()
+            db.finish_job(job.job_id, status)
+            job.progress.finish()
     finally:
         if own_farm:
             farm.close()
     errors = {t.name: t.error for t in jtasks if t.error}
-    result = TuneResult(db, job_id, str(target), [t.state for t in jtasks], [t.key for t in jtasks],
+    result = TuneResult(db, job.job_id, str(target), [t.state for t in jtasks], [t.key for t in jtasks],
                         job.new_trials, time.perf_counter() - t0, model, errors, job.search_cpu, job.model_cpu,
                         time.process_time() - cpu0, job.busy_secs, job.replays)
     if errors and raise_on_error:
         raise SearchError("; ".join(errors.values()))
     return result
+
+
+def _start(jtasks, target, db, farm, model, scheduler, seed, max_trials, trials_per_round, timeout_s, early_stop,
+           progress, job_name, max_trials_per_task, callbacks) -> TuningJob:
+    """Register the workloads, warm-start from the database, record the job: a job ready to run (its
+    ``budget``: the trials still to measure)."""
+    for t in jtasks:
+        t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
+        db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
+    existing = warm_start(jtasks, db, str(target), farm, model)  # the loop trains the model on a worker
+    config = {"tasks": [[t.name, t.key, t.state.weight] for t in jtasks], "target": str(target),
+              "max_trials": max_trials, "trials_per_round": trials_per_round,
+              "strategy": wiring.name_of(jtasks[0].search, "strategy"),
+              "task_scheduler": wiring.name_of(scheduler, "task_scheduler"), "seed": seed,
+              "spaces": [t.tune_task.space.name for t in jtasks], "early_stop": early_stop}
+    job_id = db.start_job(job_name or "+".join(t.name for t in jtasks)[:200], config)
+    remaining = max(0, max_trials - existing)
+    if existing:
+        log.info("resuming: %d trials already in %s, %d to go (max_trials=%d counts stored trials)",
+                 existing, db.path, remaining, max_trials)
+    watch = FailureWatch()  # stops a task whose first rounds all fail with one error
+    progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=watch)
+    job = TuningJob(jtasks, target, db, farm, model, scheduler, job_id=job_id, max_trials=max_trials,
+                    trials_per_round=trials_per_round, timeout_s=timeout_s, measure=dict(DEFAULT_MEASURE),
+                    early_stop=early_stop, progress=progress_view, failures=watch, callbacks=callbacks)
+    job.budget = remaining
+    return job
 
 
 def _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed) -> None:
@@ -208,7 +224,8 @@ def _job_tasks(tasks, space, target, postprocs, model, strategy, seed) -> list[J
         workload = as_workload(func, f"task {name!r}")
         check_buffers(name, workload)
         tt = TuneTask(name, workload, resolve_space(sp, target), post, weight, seed=seed + k)
-        out.append(JobTask(tt, target_cores(target), model, strategy, seed + 7919 * k))
+        search = wiring.strategy(strategy, tt, model, seed + 7919 * k)
+        out.append(JobTask(tt, target_cores(target), search))
     return out
 
 

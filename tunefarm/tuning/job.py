@@ -6,10 +6,14 @@ scheduler chose, a *search request* for a task whose pool needs candidates (the 
 see ``search/generate.py``), or a *training* of the cost model (on a worker too, so the search never waits for
 XGBoost; the search scores with the newest finished model and every record says which version chose it).
 
+Each measured result is handed to the job's measure callbacks (``callbacks.py``: the database record, the
+search, the cost model, the farm's metrics, the task; then the user's), once per result, in list order.
+
 The driver keeps only what must be central: per task the population, the pool of scored candidates and the
 dedup set (seeded from the database, so a resumed job measures nothing twice), the cost model's samples and
 its batched predictions, the database writes, and the task scheduler. Results are committed in small
-transactions as they arrive, so a killed job loses at most what was in flight.
+transactions with the next claim (at most ``COMMIT_EVERY_S`` later), so a killed job loses at most what was
+in flight or not yet committed.
 
 The task scheduler works on rounds of ``trials_per_round`` measurements as before (``search/task_scheduler``):
 a task chosen by the scheduler gets the next measurement slots until its round is handed out; a slot whose
@@ -18,15 +22,15 @@ decide.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
 
-from ..database import Record
 from ..farm import DoneStatus, Work
-from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..search.failure_watch import FailureWatch
 from ..search.progress import Progress
+from .callbacks import AddToDatabase, MeasureCallback, Measured
 from .job_task import JobTask
 
 log = logging.getLogger("tunefarm.tuning")
@@ -37,31 +41,40 @@ TRAIN_TIMEOUT_S = 600.0
 POLL_S = 5.0                 # longest wait for the farm between checks (faults are handled inside poll)
 CLAIM_TRIES = 8              # rounds of picks refused by the database (another job has them) before slots wait
 HEARTBEAT_S = 30.0           # how often the job tells the database its driver is alive (see database/liveness)
-_LOST = {DoneStatus.LOST: MeasureStatus.WORKER_LOST, DoneStatus.TIMEOUT: MeasureStatus.TIMEOUT,
-         DoneStatus.ERROR: MeasureStatus.RUN_ERROR}
+CLAIM_AHEAD = 1              # picks claimed ahead per worker picked for: a step's claim serves that many more steps
+COMMIT_EVERY_S = 1.0         # longest a result waits for a transaction when no claim brings one sooner
 
 
 class TuningJob:
-    """Runs the tasks of one job on a farm (see module doc). ``run(n)`` measures up to ``n`` new programs."""
+    """Runs the tasks of one job on a farm (see module doc). ``run(n)`` measures up to ``n`` new programs.
+
+    The loop (``run``) has three parts with one place each: when to stop (``_measuring``), what to put
+    (``_fill``: picks, claims, search and training), and what came back (``_done``; a measurement goes to
+    ``callbacks``)."""
 
     def __init__(self, tasks: list[JobTask], target, db, farm, model, scheduler, *, job_id: int,
-                 max_trials: int, trials_per_round: int, timeout_s, measure: dict, early_stop: float | None, progress: Progress,
-                 failures: FailureWatch):
+                 max_trials: int, trials_per_round: int, timeout_s, measure: dict, early_stop: float | None,
+                 progress: Progress, failures: FailureWatch, callbacks: list[MeasureCallback] | None = None):
         self.tasks, self.target, self.db, self.farm = tasks, str(target), db, farm
         self.model, self.scheduler, self.job_id = model, scheduler, job_id
         self.max_trials = max_trials
         self.trials_per_round = trials_per_round
-        self.last_heartbeat = time.monotonic()
         self.timeout_s, self.measure, self.early_stop = timeout_s, measure, early_stop
         self.progress = progress
         self.failures = failures
+        self.callbacks = MeasureCallback.Default() if callbacks is None else list(callbacks)
+        self.records = next((cb for cb in self.callbacks if isinstance(cb, AddToDatabase)), None)
+        if self.records is None:
+            raise ValueError("a tuning job's callbacks must hold an AddToDatabase: nothing measured is lost")
+        self.last_heartbeat = time.monotonic()
         self.budget = 0
         self.submitted = 0
         self.new_trials = 0
         self.training = False
+        self.draining = False
         self.current: JobTask | None = None
         self.current_picks = 0
-        self.pending_records: list[Record] = []
+        self.reserved: dict = {}    # worker -> [(task, candidate)] claimed ahead for it, not yet put
         self.busy_secs = 0.0
         self.replays = 0            # measurements whose program was not cached on the worker that measured it
         self.search_cpu = 0.0       # driver CPU choosing and scoring candidates
@@ -76,16 +89,17 @@ class TuningJob:
                 if not self.farm.pending:
                     break
                 for d in self.farm.poll(POLL_S):
-                    self._done(d)  # their records are stored by the next step's transaction
+                    self._done(d)
                 self._heartbeat()
             self._drain()
         finally:
             self._commit()
             for t in self.tasks:
-                if t.round_results:
-                    self._close_round(t)
+                n = t.close_round()
+                if n:
+                    self.progress.round(self.tasks.index(t), n)
                 if not math.isfinite(t.state.best_latency) and t.error is None:
-                    t.search.error = self.failures.summary(t.name)  # never succeeded: say why
+                    t.fail(self.failures.summary(t.name))  # never succeeded: say why
 
     def _measuring(self) -> bool:
         """Measurements are still in flight, or could still be handed out."""
@@ -94,19 +108,21 @@ class TuningJob:
         return self.submitted < self.budget and any(t.open() for t in self.tasks)
 
     def _drain(self) -> None:
-        """Wait for search and training work still in flight (its results are no longer needed)."""
+        """Take the search and training work still in flight (nothing new is put)."""
+        self.draining = True
         while self.farm.pending:
             for d in self.farm.poll(POLL_S):
-                if d.work.tag[0] == "search":
-                    d.work.tag[1].requests_in_flight -= 1
-                elif d.work.tag[0] == "train":
-                    self.training = False
+                self._done(d)
 
+    # -- what to put ---------------------------------------------------------------------------------------------
     def _fill(self) -> None:
         """Put work until the farm holds ``capacity`` items, each chosen for the worker that has room.
 
         The programs picked for measuring are claimed in the database in the same transaction that stores the
-        results that arrived since the last step (``Database.commit_and_claim``): one small write per step.
+        results that arrived since the last one (``Database.commit_and_claim``). A step that claims anyway
+        claims ``CLAIM_AHEAD`` more picks for each worker it picked for and holds them until that worker has
+        room again: those steps need no transaction, so a driver step costs a transaction only every few
+        trials (at most ``COMMIT_EVERY_S`` of results wait for one).
         """
         for _ in range(CLAIM_TRIES):
             rooms = self.farm.rooms()
@@ -114,7 +130,7 @@ class TuningJob:
             picks = []
             while free > 0:
                 worker = max(rooms, key=rooms.get) if rooms else None
-                item = self._next_work(worker)
+                item = self._reserved_for(worker) or self._next_work(worker) or self._reserved_for(worker, True)
                 if item is None:
                     break
                 free -= 1
@@ -126,24 +142,41 @@ class TuningJob:
                     item.prefer = item.prefer or worker
                     self.farm.put(item)
                 else:
-                    picks.append(item)
+                    picks.append((*item, worker, False))
+            if picks:
+                picks += self._picks_ahead({p[2] for p in picks})
             if not self._claim_and_commit(picks):
                 return
 
+    def _reserved_for(self, worker, anyone: bool = False) -> Work | None:
+        """The measurement of a pick claimed ahead for ``worker`` (with ``anyone``: for any worker, when
+        nothing else is left to hand out), or None."""
+        held = self.reserved.get(worker) or (next((v for v in self.reserved.values() if v), None) if anyone else None)
+        if not held:
+            return None
+        return self._measure_work(*held.pop())
+
+    def _picks_ahead(self, workers: set) -> list:
+        """``CLAIM_AHEAD`` more picks for each of ``workers``, claimed with this step's picks."""
+        out = []
+        for worker in workers:
+            for _ in range(CLAIM_AHEAD - len(self.reserved.get(worker, ()))):
+                item = self._pick(worker)
+                if item is None:
+                    return out
+                out.append((*item, worker, True))
+        return out
+
     def _next_work(self, worker: str | None):
-        """Training, a pick to measure ``(task, entry)`` (claimed later), or a search request; None if nothing."""
+        """Training, a pick to measure ``(task, candidate)`` (claimed later), or a search request; None if
+        nothing."""
         if not self.training and self.model.wants_training():
             self.training = True
-            return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S, tag=("train",))
-        if self.submitted < self.budget:
-            t0 = time.thread_time()
-            t = self._task_to_measure()
-            entry = t.search.pick(worker) if t is not None else None
-            self.search_cpu += time.thread_time() - t0
-            if entry is not None:
-                t.measures_in_flight += 1  # held until the claim says whether it is ours
-                self.submitted += 1
-                return t, entry
+            return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S,
+                        tag=self._trained)
+        pick = self._pick(worker)
+        if pick is not None:
+            return pick
         cap = max(2, self.farm.capacity // 2)
         for t in self._search_order():
             if t.wants_search(cap):
@@ -151,7 +184,7 @@ class TuningJob:
                 try:
                     work = t.search_work()
                 except Exception as e:  # noqa: BLE001 - a space that fails in the driver ends its task
-                    t.search.error = str(e)
+                    t.fail(str(e))
                     log.error("%s", e)
                     continue
                 finally:
@@ -159,24 +192,35 @@ class TuningJob:
                 if isinstance(work, dict):  # searched here: the reply is ready
                     t.search_done(work, "")
                     return self._next_work(worker)
+                work.tag = functools.partial(self._searched, t, 0)
                 return work
         return None
+
+    def _pick(self, worker: str | None):
+        """``(task, candidate)``: the next program to measure on ``worker`` (claimed later), or None."""
+        if self.submitted >= self.budget:
+            return None
+        t0 = time.thread_time()
+        t = self._task_to_measure()
+        candidate = t.pick(worker) if t is not None else None
+        self.search_cpu += time.thread_time() - t0
+        if candidate is None:
+            return None
+        self.submitted += 1
+        return t, candidate
 
     def _search_order(self) -> list[JobTask]:
         """The current task first, then the others by how few candidates they hold."""
         rest = sorted((t for t in self.tasks if t is not self.current), key=lambda t: len(t.search.pool))
         return ([self.current] if self.current is not None else []) + rest
 
-    # -- scheduling --------------------------------------------------------------------------------------------
     def _task_to_measure(self) -> JobTask | None:
-        for t in self.tasks:
-            t.state.done = not t.open() and not t.measures_in_flight
+        """The scheduler's task for the next pick: the current one until its round is handed out."""
         cur = self.current
         if cur is None or self.current_picks >= self.trials_per_round or not cur.open():
-            states = [t.state for t in self.tasks]
-            for t, st in zip(self.tasks, states):
-                st.done = not t.open()
-            i = self.scheduler.next_task(states)
+            for t in self.tasks:
+                t.refresh()
+            i = self.scheduler.next_task([t.state for t in self.tasks])
             self.current = cur = None if i is None else self.tasks[i]
             self.current_picks = 0
         if cur is not None and cur.search.pool and cur.budget_left():
@@ -188,33 +232,36 @@ class TuningJob:
         return None
 
     # -- sharing the database with concurrent jobs -----------------------------------------------------------------
-    def _claim_and_commit(self, picks: list) -> int:
+    def _claim_and_commit(self, picks: list, force: bool = False) -> int:
         """Store the results that arrived and claim the picked programs, in one transaction; measure those that
-        are ours. Jobs tuning the same workload at once share its budget and its dedup set this way: a pick is
-        refused when another job holds or measured it (then it is known here too), or when the budget is spent
-        (then its task is done). The picks of one task are claimed together, under a budget read once per step.
+        are ours (picks are ``(task, candidate, worker, ahead)``; those claimed ahead wait in ``reserved`` for
+        their worker). Jobs tuning the same workload at once share its budget and its dedup set this way: a
+        pick is refused when another job holds or measured it (then it is known here too), or when the budget
+        is spent (then its task is done). The picks of one task are claimed together, under a budget read once
+        per step. Without picks, results are stored only once ``COMMIT_EVERY_S`` old (or with ``force``).
         Returns how many picks were refused."""
-        if not picks and not self.pending_records:
+        records = self.records.take(0.0 if picks or force else COMMIT_EVERY_S)
+        if not picks and not records:
             return 0
-        records, self.pending_records = self.pending_records, []
         by_task: dict[JobTask, list] = {}
-        for t, e in picks:
-            by_task.setdefault(t, []).append(e)
+        for t, *pick in picks:
+            by_task.setdefault(t, []).append(pick)
         budgets = self._budgets(by_task)
-        wanted = [(t.key, self.target, [e.hash for e in entries], budgets[t]) for t, entries in by_task.items()]
+        wanted = [(t.key, self.target, [p[0].hash for p in ps], budgets[t]) for t, ps in by_task.items()]
         granted = self.db.commit_and_claim(records, self.job_id, wanted)
         refused = 0
-        for (t, entries), got in zip(by_task.items(), granted):
+        for (t, ps), got in zip(by_task.items(), granted):
             got = set(got)
-            t.measures_in_flight -= len(entries)
-            for e in entries:
-                if e.hash in got:
-                    self.farm.put(self._measure_work(t, e))
-                    continue
-                refused += 1
-                self.submitted -= 1
-                t.search.known.add(e.hash)
-            if len(got) < len(entries) and self.db.budget_used(t.key, self.target) >= budgets[t]:
+            for c, worker, ahead in ps:
+                if c.hash not in got:
+                    t.refused(c)
+                    refused += 1
+                    self.submitted -= 1
+                elif ahead:
+                    self.reserved.setdefault(worker, []).append((t, c))
+                else:
+                    self.farm.put(self._measure_work(t, c))
+            if len(got) < len(ps) and self.db.budget_used(t.key, self.target) >= budgets[t]:
                 t.budget_spent = True
         return refused
 
@@ -234,81 +281,54 @@ class TuningJob:
             self.db.heartbeat(self.job_id)
             self.last_heartbeat = now
 
+    def _commit(self) -> None:
+        self._claim_and_commit([], force=True)
+
     # -- work items ----------------------------------------------------------------------------------------------
-    def _measure_work(self, t: JobTask, entry) -> Work:
+    def _measure_work(self, t: JobTask, candidate) -> Work:
         best = t.state.best_latency
         stop = self.early_stop * best if self.early_stop and math.isfinite(best) and best > 0 else None
         settings = dict(self.measure, check=True, stop_above_s=stop)
         timeout = self.timeout_s.get(t.name, 10.0) if isinstance(self.timeout_s, dict) else self.timeout_s
-        t.measures_in_flight += 1
-        t.state.inflight = 1
-        t.submitted += 1
-        payload = {"task": t.digest, "hash": entry.hash, "trace": entry.trace, "target": self.target,
+        t.sent()
+        payload = {"task": t.digest, "hash": candidate.hash, "trace": candidate.trace, "target": self.target,
                    "settings": settings}
-        return Work(MEASURE_HANDLER, payload, timeout_s=timeout, prefer=entry.worker or None, shared=t.shared,
-                    tag=("measure", t, entry, self.model.version))
+        return Work(MEASURE_HANDLER, payload, timeout_s=timeout, prefer=candidate.worker or None, shared=t.shared,
+                    tag=functools.partial(self._measured, t, candidate, self.model.version))
 
+    # -- what came back --------------------------------------------------------------------------------------------
     def _done(self, d) -> None:
-        kind = d.work.tag[0]
+        """Every item carries the job's method for its answer (``Work.tag``)."""
         self.busy_secs += d.busy_secs
-        if kind == "measure":
-            self._measured(d)
-        elif kind == "search":
-            t = d.work.tag[1]
-            t.requests_in_flight -= 1
-            t0 = time.thread_time()
-            if d.status in (DoneStatus.LOST, DoneStatus.TIMEOUT):
-                retry = t.search_lost(d.work, d.error)
-                if retry is not None:
-                    self.farm.put(retry)
-            else:
-                t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
-            self.search_cpu += time.thread_time() - t0
-            if t.error:
-                log.error("%s", t.error)
-        elif kind == "train":
-            self.training = False
-            if d.status is DoneStatus.OK:
-                t0 = time.thread_time()
-                self.model.install(d.value)
-                self.model_cpu += time.thread_time() - t0
-            else:
-                log.warning("cost model training failed (%s): %s", d.status.value, d.error)
+        d.work.tag(d)
 
-    def _measured(self, d) -> None:
-        _, t, entry, version = d.work.tag  # the model version that scored the pick
-        t.measures_in_flight -= 1
-        t.state.inflight = 1 if t.measures_in_flight else 0
-        if d.status is DoneStatus.OK:
-            result = MeasureResult.from_dict(d.value["result"])
-            self.replays += bool(d.value.get("replayed"))
-        else:
-            result = MeasureResult(_LOST[d.status], [], 0.0, d.error, d.host)
-        self.farm.record_trial(result, t.name)
-        lat = min(result.run_secs) if result.ok else None  # learning uses the fastest repeat
-        t.search.measured_result(entry, lat)
-        self.model.add([entry.features], [t.key], [lat])
-        self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
-                                           None, model_version=version))  # numbered at commit, across jobs
-        t.state.trials += 1
-        if result.ok:
-            t.state.best_latency = min(t.state.best_latency, result.median_secs)
-        elif result.error:
-            log.debug("task %s: %s: %s", t.name, result.status.value, result.error.splitlines()[0][:300])
+    def _measured(self, t: JobTask, candidate, version: int, d) -> None:
+        """A measurement: one ``Measured``, given to every callback in turn."""
+        m = Measured.of(d, candidate, version)
+        self.replays += m.replayed
         self.new_trials += 1
-        stop = self.failures.observe(t.name, [result])
-        if stop is not None:
-            t.search.error = stop
-        t.round_results += 1
-        if t.round_results >= self.trials_per_round:
-            self._close_round(t)
+        for cb in self.callbacks:
+            cb.apply(self, t, m)
 
-    def _close_round(self, t: JobTask) -> None:
-        """A round's worth of results: the scheduler's history and the progress table."""
-        t.state.trials -= t.round_results
-        t.state.record_round(t.round_results, t.state.best_latency)
-        n, t.round_results = t.round_results, 0
-        self.progress.round(self.tasks.index(t), n)
+    def _searched(self, t: JobTask, losses: int, d) -> None:
+        t.requests_in_flight -= 1
+        t0 = time.thread_time()
+        if d.status in (DoneStatus.LOST, DoneStatus.TIMEOUT):
+            retry = None if self.draining else t.search_lost(d.work, d.error, losses)
+            if retry is not None:
+                retry.tag = functools.partial(self._searched, t, losses + 1)
+                self.farm.put(retry)
+        else:
+            t.search_done(d.value if d.status is DoneStatus.OK else None, d.worker, d.error)
+        self.search_cpu += time.thread_time() - t0
+        if t.error:
+            log.error("%s", t.error)
 
-    def _commit(self) -> None:
-        self._claim_and_commit([])
+    def _trained(self, d) -> None:
+        self.training = False
+        if d.status is DoneStatus.OK:
+            t0 = time.thread_time()
+            self.model.install(d.value)
+            self.model_cpu += time.thread_time() - t0
+        else:
+            log.warning("cost model training failed (%s): %s", d.status.value, d.error)

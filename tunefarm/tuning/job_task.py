@@ -17,7 +17,7 @@ from ..farm import Work
 from ..ir.serialize import to_json
 from ..schedule import ScheduleError
 from ..search.errors import SearchError
-from ..search import strategy
+from ..search.strategy import SearchStrategy
 from ..search.generate import TaskCache, generate
 from ..search.task import TuneTask
 from ..search.task_spec import postprocs_spec, space_spec, spec_digest
@@ -32,13 +32,14 @@ MAX_SEARCH_LOSSES = 10             # times one request is lost (worker died, tim
 
 
 class JobTask:
-    """A workload being tuned: ``tune_task`` (replay + postprocess on this side), ``search`` (its
-    ``SearchStrategy``, ``strategy_kind`` by name)."""
+    """A workload being tuned, the one owner of its state: ``tune_task`` (replay + postprocess on this side),
+    ``search`` (its ``SearchStrategy``), ``state`` (what the scheduler and the progress table read) and the
+    job's counters. The job changes them through the methods below."""
 
-    def __init__(self, tune_task: TuneTask, n_cores: int, model, strategy_kind: str, seed: int):
+    def __init__(self, tune_task: TuneTask, n_cores: int, search: SearchStrategy):
         self.tune_task = tune_task
         self.name, self.key, self.state = tune_task.name, tune_task.key, tune_task.state
-        self.search = strategy.create(strategy_kind, self.name, self.key, model, seed)
+        self.search = search
         self.workload_text = json.dumps(to_json(tune_task.func), separators=(",", ":"))
         posts = postprocs_spec(tune_task.postprocs)
         spec = {"key": self.key, "name": self.name, "space": space_spec(tune_task.space), "postprocs": posts,
@@ -70,6 +71,55 @@ class JobTask:
             return False
         return not self.search.exhausted(self.requests_in_flight)
 
+    def refresh(self) -> None:
+        """What the task scheduler reads: ``done`` once the task takes no more picks, ``inflight`` while it has
+        measurements out (one rule for each, here)."""
+        self.state.done = not self.open()
+        self.state.inflight = 1 if self.measures_in_flight else 0
+
+    def fail(self, error: str) -> None:
+        """The task ends with ``error`` (the first one given is kept)."""
+        self.search.fail(error)
+
+    # -- measuring -------------------------------------------------------------------------------------
+    def pick(self, worker: str | None):
+        """The next candidate to measure on ``worker`` (held as in flight until its claim is answered)."""
+        candidate = self.search.pick(worker)
+        if candidate is not None:
+            self.measures_in_flight += 1
+        return candidate
+
+    def refused(self, candidate) -> None:
+        """The database refused the claim of a pick: another job holds or measured it, or the budget is spent."""
+        self.measures_in_flight -= 1
+        self.search.mark_known([candidate.hash])
+
+    def sent(self) -> None:
+        """A claimed pick went to the farm."""
+        self.submitted += 1
+        self.state.inflight = 1
+
+    def measured(self, result, failures, trials_per_round: int) -> int:
+        """A measurement of this task came back: the counters, the failure watch (which may end the task),
+        and the round. Returns the size of the round it closed (0 if none)."""
+        self.measures_in_flight -= 1
+        self.state.inflight = 1 if self.measures_in_flight else 0
+        self.state.record_trial(result.median_secs if result.ok else None)
+        if not result.ok and result.error:
+            log.debug("task %s: %s: %s", self.name, result.status.value, result.error.splitlines()[0][:300])
+        stop = failures.observe(self.name, [result])
+        if stop is not None:
+            self.fail(stop)
+        self.round_results += 1
+        return self.close_round() if self.round_results >= trials_per_round else 0
+
+    def close_round(self) -> int:
+        """End the task's round (the scheduler's history); returns how many results it held."""
+        n, self.round_results = self.round_results, 0
+        if n:
+            self.state.close_round()
+        return n
+
     def wants_search(self, cap: int) -> bool:
         if self.requests_in_flight >= cap or not self.open():
             return False
@@ -80,7 +130,7 @@ class JobTask:
     def search_work(self) -> Work | dict:
         """The next search request: a farm ``Work`` item, or (for a task searched here) its reply."""
         n = int(min(REQUEST_MAX, max(REQUEST_MIN, self.search.credit)))
-        self.search.credit -= n
+        self.search.take_credit(n)
         request = self.search.request(n)
         if self.samples_here and request.get("fresh"):
             request["designs"] = self.sample_designs(request.pop("fresh"), request["seed"])
@@ -95,7 +145,7 @@ class JobTask:
             return generate(self.local, request)
         self.requests_in_flight += 1
         return Work(SEARCH_HANDLER, {"task": self.digest, "request": request}, timeout_s=SEARCH_TIMEOUT_S,
-                    shared=self.shared, tag=("search", self))
+                    shared=self.shared)
 
     def sample_designs(self, n: int, seed: int) -> list[str]:
         """``n`` designs sampled here (a space the workers cannot import); failures are counted as invalid."""
@@ -108,8 +158,7 @@ class JobTask:
             try:
                 sch = t.space.sample(t.func, rng.randrange(1 << 62))
             except ScheduleError as e:
-                self.search.n_invalid += 1
-                self.search.reasons[f"space: {e}".split("\n")[0][:160]] += 1
+                self.search.count_invalid(f"space: {e}".split("\n")[0][:160])
                 continue
             except Exception as e:  # noqa: BLE001 - a bug in a user's schedule function ends the task
                 raise SearchError(f"task {self.name!r}: the space {t.space.name!r} raised "
@@ -117,18 +166,18 @@ class JobTask:
             out.append(json.dumps(sch.trace.as_json(), separators=(",", ":")))
         return out
 
-    def search_lost(self, work: Work, why: str | None) -> Work | None:
-        """A request whose worker died, timed out or left: the same request again, since a lost item says
-        nothing about the space (three errors of the space end the task; lost items must not). A request lost
-        ``MAX_SEARCH_LOSSES`` times counts as one failure (a request that kills every worker still ends)."""
-        losses = (work.tag[2] if len(work.tag) > 2 else 0) + 1
+    def search_lost(self, work: Work, why: str | None, losses: int) -> Work | None:
+        """A request whose worker died, timed out or left (``losses`` times before): the same request again,
+        since a lost item says nothing about the space (three errors of the space end the task; lost items must
+        not). A request lost ``MAX_SEARCH_LOSSES`` times counts as one failure (a request that kills every
+        worker still ends)."""
+        losses += 1
         if losses >= MAX_SEARCH_LOSSES:
             self.search_done(None, "", f"lost {losses} times, last: {why}")
             return None
         log.warning("task %s: search work lost (%s); retrying it", self.name, why)
         self.requests_in_flight += 1
-        return Work(work.handler, work.payload, timeout_s=work.timeout_s, shared=work.shared,
-                    tag=("search", self, losses))
+        return Work(work.handler, work.payload, timeout_s=work.timeout_s, shared=work.shared)
 
     def search_done(self, reply: dict | None, worker: str, failure: str | None = None) -> int:
         """A search reply (or why there is none); returns the number of new candidates."""
@@ -141,7 +190,7 @@ class JobTask:
             self.search_failures += 1
             log.warning("task %s: search work failed: %s", self.name, failure)
             if self.search_failures >= MAX_SEARCH_FAILURES:
-                self.search.error = f"task {self.name!r}: search work failed {self.search_failures} times: {failure}"
+                self.fail(f"task {self.name!r}: search work failed {self.search_failures} times: {failure}")
             return 0
         self.search_failures = 0
         return self.search.receive(reply, worker)

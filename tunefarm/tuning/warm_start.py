@@ -13,7 +13,7 @@ import math
 import pandas as pd
 
 from ..farm import DoneStatus
-from ..search.strategy import Entry
+from ..search.strategy import Candidate
 from .job_task import JobTask
 
 log = logging.getLogger("tunefarm.tuning")
@@ -36,7 +36,7 @@ def warm_start(tasks: list[JobTask], db, target: str, farm, model) -> int:
     """Seed every task from the database (see module doc); returns the number of stored records."""
     total = 0
     for t in tasks:
-        t.search.known |= db.measured_hashes(t.key, target)
+        t.search.mark_known(db.measured_hashes(t.key, target))
         n = db.count_records(t.key, target)
         t.state.trials = n
         total += n
@@ -72,10 +72,10 @@ def _take(t: JobTask, chunk: list, reply: dict, worker: str, model) -> None:
     for row, index in zip(chunk, reply.get("evaluated", [])):
         if index is None:
             continue
-        e = Entry.from_reply(programs[index], worker)
+        e = Candidate.from_reply(programs[index], worker)
         ok = str(row.status) == "ok" and row.min_us == row.min_us
         lat = row.min_us / 1e6 if ok else None
-        t.search.known.add(e.hash)
+        t.search.mark_known([e.hash])
         t.search.measured_result(e, lat)
         model.add([e.features], [t.key], [lat])
         if ok:

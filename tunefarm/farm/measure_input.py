@@ -1,6 +1,8 @@
-"""Candidate: one (workload, trace) pair to build, validate and time, as plain data.
+"""MeasureInput: one (workload, trace) pair to build, validate and time, as plain data (what
+``Measurer.measure`` takes; a tuning job's candidates are ``search.strategy.Candidate``, measured from the
+workers' own caches).
 
-A candidate crosses process and machine boundaries, so it holds JSON (the workload as serialized by
+A measure input crosses process and machine boundaries, so it holds JSON (the workload as serialized by
 ``tunefarm.ir.serialize.to_json``, the trace as ``Trace.to_json``) and plain numbers, never live IR objects.
 The workload JSON may be given as a dict or as its JSON text: the farms encode it to text once per workload
 and send the same string with every trial, which is much cheaper than re-serializing a nested dict.
@@ -17,12 +19,12 @@ _WIRE_FIELDS = 12
 _OLD_WIRE_FIELDS = 11  # before ``stop_above_s``: still accepted (no early stop)
 
 
-class CandidateError(ValueError):
-    """A candidate's fields are malformed (names the field and what is wrong)."""
+class MeasureInputError(ValueError):
+    """A measure input's fields are malformed (names the field and what is wrong)."""
 
 
 @dataclasses.dataclass
-class Candidate:
+class MeasureInput:
     """What to measure and how.
 
     - ``workload_key``: stable key of the unscheduled PrimFunc (``tunefarm.ir.structural.workload_key``);
@@ -62,32 +64,32 @@ class Candidate:
 
     def __post_init__(self) -> None:
         if not isinstance(self.workload_key, str) or not self.workload_key:
-            raise CandidateError(f"workload_key must be a non-empty string, got {self.workload_key!r}")
+            raise MeasureInputError(f"workload_key must be a non-empty string, got {self.workload_key!r}")
         if not isinstance(self.workload_json, (dict, str)):
-            raise CandidateError("workload_json must be a dict or its JSON text, got "
+            raise MeasureInputError("workload_json must be a dict or its JSON text, got "
                                  f"{type(self.workload_json).__name__}")
         if self.trace_json is None:
-            raise CandidateError("trace_json is missing (use the empty trace's JSON for the unscheduled program)")
+            raise MeasureInputError("trace_json is missing (use the empty trace's JSON for the unscheduled program)")
         if not isinstance(self.target, str) or not self.target.strip():
-            raise CandidateError(f"target must be a target string such as 'llvm -num-cores=1', got {self.target!r}")
+            raise MeasureInputError(f"target must be a target string such as 'llvm -num-cores=1', got {self.target!r}")
         if not isinstance(self.timeout_s, (int, float)) or not math.isfinite(self.timeout_s) or self.timeout_s <= 0:
-            raise CandidateError(f"timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
+            raise MeasureInputError(f"timeout_s must be a positive number of seconds, got {self.timeout_s!r}")
         for name in ("number", "repeat"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise CandidateError(f"{name} must be an integer >= 1, got {v!r}")
+                raise MeasureInputError(f"{name} must be an integer >= 1, got {v!r}")
         if not isinstance(self.min_repeat_ms, (int, float)) or self.min_repeat_ms < 0:
-            raise CandidateError(f"min_repeat_ms must be >= 0, got {self.min_repeat_ms!r}")
+            raise MeasureInputError(f"min_repeat_ms must be >= 0, got {self.min_repeat_ms!r}")
         if self.reference_json is not None and not isinstance(self.reference_json, (dict, str)):
-            raise CandidateError("reference_json must be None, a dict or its JSON text, got "
+            raise MeasureInputError("reference_json must be None, a dict or its JSON text, got "
                                  f"{type(self.reference_json).__name__}")
         if self.stop_above_s is not None and (
                 not isinstance(self.stop_above_s, (int, float)) or isinstance(self.stop_above_s, bool)
                 or not math.isfinite(self.stop_above_s) or self.stop_above_s <= 0):
-            raise CandidateError(f"stop_above_s must be None or a positive number of seconds, got "
+            raise MeasureInputError(f"stop_above_s must be None or a positive number of seconds, got "
                                  f"{self.stop_above_s!r}")
         if not isinstance(self.task, str):
-            raise CandidateError(f"task must be a string, got {type(self.task).__name__}")
+            raise MeasureInputError(f"task must be a string, got {type(self.task).__name__}")
         if not self.task:
             self.task = self.workload_key
 
@@ -102,7 +104,7 @@ class Candidate:
             try:
                 return json.loads(self.trace_json)
             except json.JSONDecodeError as e:
-                raise CandidateError(f"trace_json is not valid JSON: {e}") from None
+                raise MeasureInputError(f"trace_json is not valid JSON: {e}") from None
         return self.trace_json
 
     # ------------------------------------------------------------------ wire form (plain tuple)
@@ -114,25 +116,25 @@ class Candidate:
                 None if self.stop_above_s is None else float(self.stop_above_s))
 
     @classmethod
-    def from_wire(cls, wire: tuple) -> "Candidate":
+    def from_wire(cls, wire: tuple) -> "MeasureInput":
         if not isinstance(wire, (tuple, list)) or len(wire) not in (_WIRE_FIELDS, _OLD_WIRE_FIELDS):
-            raise CandidateError(f"a wire candidate is a {_WIRE_FIELDS}-tuple made by Candidate.to_wire")
+            raise MeasureInputError(f"a wire measure input is a {_WIRE_FIELDS}-tuple made by MeasureInput.to_wire")
         return cls(*wire)
 
     @classmethod
-    def from_payload(cls, payload: list, shared) -> "Candidate":
+    def from_payload(cls, payload: list, shared) -> "MeasureInput":
         """The candidate of a measure work item: its wire form (``to_wire("")``), whose workload text travels
         in the item's shared texts under the workload key (each worker receives it once)."""
         if not isinstance(payload, list) or not payload or not isinstance(payload[0], str):
-            raise CandidateError("a measure payload is the list Candidate.to_wire('') makes")
+            raise MeasureInputError("a measure payload is the list MeasureInput.to_wire('') makes")
         wire = list(payload)
         try:
             wire[1] = shared[wire[0]]
         except KeyError:
-            raise CandidateError(f"the workload text of {wire[0]!r} did not reach this worker") from None
+            raise MeasureInputError(f"the workload text of {wire[0]!r} did not reach this worker") from None
         return cls.from_wire(wire)
 
-    def with_workload_text(self) -> "Candidate":
+    def with_workload_text(self) -> "MeasureInput":
         """A copy whose workload is JSON text (what farms send)."""
         if isinstance(self.workload_json, str):
             return self
@@ -144,8 +146,8 @@ def _as_dict(value, field: str) -> dict:
         try:
             d = json.loads(value)
         except json.JSONDecodeError as e:
-            raise CandidateError(f"{field} is not valid JSON: {e}") from None
+            raise MeasureInputError(f"{field} is not valid JSON: {e}") from None
         if not isinstance(d, dict):
-            raise CandidateError(f"{field} text must encode a JSON object")
+            raise MeasureInputError(f"{field} text must encode a JSON object")
         return d
     return value
