@@ -16,7 +16,6 @@ import pytest
 from dbtest_helpers import REPO, TARGET_A, make_record, raw_sql, repo_env, store_name
 from tunefarm.cli import main
 from tunefarm.database import SCHEMA_VERSION, DatabaseError, create, open_database
-from tunefarm.database import claims as claims_module
 from tunefarm.graph.params import COURSE_NPZ, course_mlp_params
 from tunefarm.testing.postgres_server import PASSWORD, PostgresServer
 
@@ -50,26 +49,41 @@ def test_drivers_opening_a_fresh_database_at_once_create_its_schema_once(pg_serv
     assert raw_sql(url, "SELECT count(*) FROM meta") == [(1,)]
 
 
-def test_a_connection_dropped_mid_step_leaves_nothing_half_written(pg_server, monkeypatch):
+def _kill_the_step_while_it_waits(url: str, locker, seen: list) -> None:
+    """Wait until the driver's step blocks on the locked claims table (its records inserted, uncommitted), see
+    that nothing of it is stored, kill its connection, then let the claims table go."""
+    for _ in range(600):
+        rows = raw_sql(url, "SELECT pid FROM pg_stat_activity WHERE application_name = 'tunefarm' AND "
+                            "wait_event_type = 'Lock'")
+        if rows:
+            seen.append(raw_sql(url, "SELECT count(*) FROM records")[0][0])
+            raw_sql(url, "SELECT pg_terminate_backend(?)", (rows[0][0],))
+            seen.append(rows[0][0])
+            break
+        time.sleep(0.05)
+    locker.rollback()
+
+
+def test_a_connection_dropped_mid_step_leaves_nothing_half_written(pg_server):
+    import threading
+
+    import psycopg
+
     url = pg_server.new_database("drop")
     db = create("postgresql", url)
     db.commit_workload("k", "w", "{}", 1.0)
     job = db.start_job("j")
     pid = db._conn().raw.info.backend_pid
-    real_claim, calls = claims_module.claim, []
-
-    def claim_then_lose_the_server(conn, *args):
-        calls.append(conn.raw.info.backend_pid)
-        if len(calls) == 1:  # the records of the step are inserted; the server kills this connection now
-            stored = conn.execute("SELECT count(*) FROM records").fetchone()[0]
-            assert stored == 3  # visible inside the open transaction only
-            assert raw_sql(url, "SELECT count(*) FROM records") == [(0,)]
-            raw_sql(url, "SELECT pg_terminate_backend(?)", (pid,))
-        return real_claim(conn, *args)
-
-    monkeypatch.setattr(claims_module, "claim", claim_then_lose_the_server)
+    locker = psycopg.connect(url)  # the step's records retire their claims: it waits for this lock mid-way
+    locker.execute("LOCK TABLE claims IN ACCESS EXCLUSIVE MODE")
+    seen: list = []
+    killer = threading.Thread(target=_kill_the_step_while_it_waits, args=(url, locker, seen))
+    killer.start()
     granted = db.commit_and_claim([make_record("k", i, job=job) for i in range(3)], job, [("k", TARGET_A, ["x"], 9)])
-    assert granted == [["x"]] and len(calls) == 2 and calls[0] != calls[1]  # run again on a new connection
+    killer.join(60)
+    locker.close()
+    assert seen == [0, pid]  # killed mid-step, with nothing of the step stored
+    assert granted == [["x"]] and db._conn().raw.info.backend_pid != pid  # run again on a new connection
     assert raw_sql(url, "SELECT count(*) FROM records") == [(3,)]  # once: the first try left nothing
     assert raw_sql(url, "SELECT count(*), sum(n_records) FROM batches") == [(1, 3)]
     assert db.budget_used("k", TARGET_A) == 4
