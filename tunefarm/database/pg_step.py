@@ -192,7 +192,8 @@ def function_sql(write_lock: int) -> str:
     return _FUNCTION.replace("{lock}", str(int(write_lock)))
 
 
-CALL = "SELECT tunefarm_step(?::json, ?::json, ?::json, ?, ?, ?, ?, ?, ?, ?::bigint[], ?)"
+CALL = (b"SELECT tunefarm_step($1::json, $2::json, $3::json, $4::bigint, $5::bigint, $6::text, $7::bigint, "
+        b"$8::bigint, $9::bigint, $10::bigint[], $11::text)")
 # the record columns after (uid, workload_id, target_id, job_id, batch_id, trial), as ``prepare_row`` orders them
 TAIL_COLUMNS = RECORD_COLUMNS[6:]
 _COLS = json.dumps(TAIL_COLUMNS)
@@ -215,8 +216,8 @@ def call(conn, rows: str, asks: str, job_id: int | None, now: int, process: tupl
 
     pid, space, start = process
     try:
-        return conn.execute(CALL, (rows, _COLS, asks, job_id, now, space, pid, start, stale_us, "{" + ",".join(
-            str(d) for d in dead) + "}", batch_uid)).fetchone()[0]
+        return conn.call_json(CALL, (rows, _COLS, asks, job_id, now, space, pid, start, stale_us, "{" + ",".join(
+            str(d) for d in dead) + "}", batch_uid))
     except psycopg.Error as e:
         said = e.diag.message_primary if e.diag else None
         if e.sqlstate == UNKNOWN_WORKLOAD:

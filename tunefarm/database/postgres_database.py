@@ -88,6 +88,13 @@ class PostgresDatabase(SqlDatabase):
     def __repr__(self) -> str:
         return f"PostgresDatabase({self.path!r})"
 
+    def _conn(self) -> PgConnection:
+        conn = super()._conn()
+        if conn.raw.closed and not conn.raw.broken:  # closed by an interrupted call: open another
+            self._local.conn = None
+            conn = super()._conn()
+        return conn
+
     def _write(self, fn, *, locks: bool = False):
         """``fn(conn)`` in one transaction holding the write lock (``fn`` takes it itself when ``locks``: the step
         function does); a failed commit's outcome is reported."""
@@ -99,7 +106,7 @@ class PostgresDatabase(SqlDatabase):
                 conn.command("BEGIN; " + LOCK_SQL)  # one round trip; the wait for the lock stays interruptible
             out = fn(conn)
         except BaseException:
-            if not conn.raw.broken and conn.in_transaction:
+            if not conn.raw.closed and conn.in_transaction:  # (an interrupted call closed it: nothing to undo)
                 conn.quick(b"ROLLBACK")
             raise
         try:
