@@ -4,6 +4,7 @@
 psycopg's ``%s`` (a literal ``%`` doubled), translated once per statement text. A bare ``BEGIN`` (a read that
 must see one snapshot: budget_used, export) starts a REPEATABLE READ transaction. The connection runs in
 autocommit mode: a statement outside ``BEGIN`` ... ``COMMIT`` is its own transaction, as in SQLite.
+A driver's step (``pg_step``) skips psycopg's cursor: ``quick`` and ``call_json`` go straight through libpq.
 
 A URL's password is secret: ``redact`` replaces it with ``***`` wherever a store names itself (``path``,
 ``repr``, errors, logs), and ``translate`` scrubs it from any server or client message.

@@ -23,8 +23,8 @@ from tunefarm.database.schema import RECORD_COLUMNS
 # the function's own SQLSTATEs: a record's unknown workload or job, a claim's job unknown or not running
 UNKNOWN_WORKLOAD, UNKNOWN_JOB, NOT_RUNNING, UNKNOWN_CLAIMER = "TF001", "TF002", "TF003", "TF004"
 
-_FUNCTION = """CREATE FUNCTION tunefarm_step(p_rows json, p_cols json, p_asks json, p_job bigint, p_now bigint, p_space text,
-    p_pid bigint, p_pid_start bigint, p_stale_us bigint, p_dead bigint[], p_batch_uid text) RETURNS json
+_FUNCTION = """CREATE FUNCTION tunefarm_step(p_rows json, p_cols json, p_asks json, p_job bigint, p_now bigint,
+    p_space text, p_pid bigint, p_pid_start bigint, p_stale_us bigint, p_dead bigint[], p_batch_uid text) RETURNS json
 LANGUAGE plpgsql AS $$
 DECLARE
     v_wids jsonb := '{}';

@@ -3,7 +3,9 @@
 It is ``SqlDatabase`` (the same SQL, claims, liveness and views as the SQLite store) on a psycopg 3 connection per
 process and thread. Every write transaction takes one advisory lock first (``pg_schema.LOCK_SQL``): writers
 take turns as they do on SQLite's file lock, so a claim's check of the budget and its insert see every other
-job's claims, and budgets and dedup stay exact across hosts. Reads never wait for it.
+job's claims, and budgets and dedup stay exact across hosts. Reads never wait for it. A driver's step
+(``commit_and_claim``, ``commit_records``, ``claim``) is one call of a server function (``pg_step``) in that
+transaction.
 
 The server may restart under a running job. A call whose connection is lost before its transaction commits
 rolled back as a whole (no half-written step), so the store reconnects with backoff (0.1 s doubling to 5 s)
