@@ -1,5 +1,6 @@
-"""The PostgreSQL store against a real server: migrations under a race, a dropped connection mid-step, the
-server restarting under a tuning job, the password kept secret, a read-only role, moving a study both ways.
+"""The PostgreSQL store against a real server: migrations under a race, a dropped connection and a Ctrl-C
+mid-step, the server restarting under a tuning job, the password kept secret, a read-only role, moving a study
+both ways.
 (Nothing here imports psycopg at module level: the default run collects this file without the extra.)"""
 from __future__ import annotations
 
