@@ -6,7 +6,9 @@ so these are the numbers that matter when hundreds of workers report to one data
 is exceeded.
 
 ``--part kinds`` (run by default too) compares SQLite and PostgreSQL side by side: the driver's CPU per step and
-per record of the database calls with 1, 2 and 6 concurrent writers. ``--part job``: a whole tuning job's driver
+per record of the database calls with 1, 2 and 6 concurrent writers (budget: PostgreSQL <= 1.5x SQLite per
+record), and beside them PostgreSQL running a step as the shared SQL's statements (what its server function
+replaced). ``--part job``: a whole tuning job's driver
 CPU per trial with each kind (budget: PostgreSQL <= 1.5x SQLite). ``--part clients``: the client's CPU per
 statement, psycopg 3 directly vs SQLAlchemy Core on psycopg (when SQLAlchemy is installed). PostgreSQL parts
 start a private server with this machine's PostgreSQL.
@@ -147,10 +149,24 @@ WARMUP = 10
 WRITERS = (1, 2, 6)
 
 
-def _writer(name: str, tag: int, steps: int, barrier, queue) -> None:
+def _open_as(kind: str, name: str):
+    """The store of ``kind``; ``statements`` is PostgreSQL running a step as the shared SQL's dozen statements (the
+    path the server function replaced), measured beside it."""
+    if kind != "statements":
+        return open_database(name)
+    from tunefarm.database.postgres_database import PostgresDatabase
+    from tunefarm.database.sqlite_database import SqlDatabase
+
+    class PerStatement(PostgresDatabase):
+        commit_and_claim = SqlDatabase.commit_and_claim
+
+    return PerStatement(name)
+
+
+def _writer(kind: str, name: str, tag: int, steps: int, barrier, queue) -> None:
     """One tuning driver: each step commits the records that arrived and claims the next picks, in one call."""
     try:
-        db = open_database(name)
+        db = _open_as(kind, name)
         job = db.start_job(f"writer-{tag}")
         rng = random.Random(tag)
         pending, cpu = [], []
@@ -171,13 +187,13 @@ def _writer(name: str, tag: int, steps: int, barrier, queue) -> None:
         raise
 
 
-def _run_writers(name: str, n: int, steps: int) -> tuple[float, float]:
+def _run_writers(kind: str, name: str, n: int, steps: int) -> tuple[float, float]:
     """(median CPU per step, CPU per committed record) of ``n`` concurrent drivers, in seconds."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(n), ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(name, i, steps, barrier, queue)) for i in range(n)]
+    procs = [ctx.Process(target=_writer, args=(kind, name, i, steps, barrier, queue)) for i in range(n)]
     for p in procs:
         p.start()
     got = [queue.get(timeout=1200) for _ in procs]
@@ -201,9 +217,14 @@ def _fresh(kind: str, tmp: str, server, k: int) -> str:
     return name
 
 
+KINDS = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "statements": "PG statements"}
+BUDGET = 1.5  # PostgreSQL's driver CPU per record, at most this many times SQLite's
+
+
 def compare_kinds(steps: int, rounds: int) -> int:
     """Driver CPU per step and per record, SQLite vs PostgreSQL (a private server with this machine's
-    PostgreSQL), 1/2/6 writers; rounds interleave the kinds."""
+    PostgreSQL) vs PostgreSQL running the shared SQL statement by statement, 1/2/6 writers; rounds interleave
+    the kinds. Fails when PostgreSQL's CPU per record exceeds ``BUDGET`` times SQLite's."""
     from tunefarm.testing.postgres_server import PostgresServer
 
     server = PostgresServer().start()
@@ -211,28 +232,27 @@ def compare_kinds(steps: int, rounds: int) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             rows, k, failed = [], 0, False
             for n in WRITERS:
-                got = {"sqlite": [], "postgresql": []}
+                got = {kind: [] for kind in KINDS}
                 for _ in range(rounds):
                     for kind in got:
                         k += 1
-                        got[kind].append(_run_writers(_fresh(kind, tmp, server, k), n, steps))
+                        got[kind].append(_run_writers(kind, _fresh(kind, tmp, server, k), n, steps))
                 rows.append((n, got))
-            print(f"\ndriver CPU, {STEP} records + {STEP} claims per step, {steps - WARMUP} steps per writer, "
-                  f"{rounds} interleaved rounds (median [min-max] of the rounds' medians)")
-            print(f"{'writers':>7}  {'SQLite us/step':>24}  {'PostgreSQL us/step':>24}  {'ratio':>5}  "
-                  f"{'SQLite us/rec':>10}  {'PG us/rec':>10}  {'ratio':>5}")
-            for n, got in rows:
-                cells, ratios = [], []
-                for idx in (0, 1):
+            print(f"\ndriver CPU in us, {STEP} records + {STEP} claims per step, {steps - WARMUP} steps per writer, "
+                  f"{rounds} interleaved rounds: median [min-max] of the rounds; ratio: median / SQLite's median")
+            for idx, unit in ((0, "per step"), (1, "per record")):
+                print(f"{unit:>10} {'writers':>7}" + "".join(f"  {name:>22}" for name in KINDS.values())
+                      + "".join(f"  {name + ' ratio':>19}" for kind, name in KINDS.items() if kind != "sqlite"))
+                for n, got in rows:
                     per = {kind: [r[idx] * 1e6 for r in runs] for kind, runs in got.items()}
                     med = {kind: statistics.median(v) for kind, v in per.items()}
-                    ratios.append(med["postgresql"] / med["sqlite"])
-                    cells.append((per, med))
-                (ps, ms), (pr, mr) = cells
-                span = {kind: f"{ms[kind]:7.0f} [{min(ps[kind]):5.0f}-{max(ps[kind]):5.0f}]" for kind in ms}
-                print(f"{n:>7}  {span['sqlite']:>24}  {span['postgresql']:>24}  {ratios[0]:5.2f}  "
-                      f"{mr['sqlite']:10.0f}  {mr['postgresql']:10.0f}  {ratios[1]:5.2f}")
-            return 0
+                    ratios = {kind: med[kind] / med["sqlite"] for kind in KINDS if kind != "sqlite"}
+                    failed |= idx == 1 and ratios["postgresql"] > BUDGET
+                    print(f"{'':>10} {n:>7}" + "".join(f"  {med[kind]:7.0f} [{min(v):5.0f}-{max(v):5.0f}]"
+                                                       for kind, v in per.items())
+                          + "".join(f"  {r:19.2f}" for r in ratios.values()))
+            print(f"(budget: PostgreSQL per record <= {BUDGET}x SQLite: {'OVER BUDGET' if failed else 'ok'})")
+            return 1 if failed else 0
     finally:
         server.stop()
 

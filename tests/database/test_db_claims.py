@@ -176,6 +176,30 @@ def test_claims_of_a_sigkilled_job_die_with_it(new_store):
     assert db.jobs().set_index("job_id").loc[int(job_text), "status"] == "killed"
 
 
+def test_a_sigkilled_jobs_claims_are_taken_over_by_the_next_claim(new_store):
+    """No reader looked at the jobs in between: the claim itself finds the holder's process gone (on PostgreSQL
+    the server counts a pid of this host alive and the driver, checking it, runs the step again)."""
+    path = new_store("takeover")
+    db = _db(path)
+    mine = db.start_job("mine")  # before the kill: starting a job stores the dead ones it sees as killed
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), TARGET_A], stdout=subprocess.PIPE,
+                              text=True, env=repo_env())
+    try:
+        job_text, claimed = holder.stdout.readline().split(" ", 1)
+        assert claimed.strip() == "['k1', 'k2', 'k3']"
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+    dead = int(job_text)
+    assert raw_sql(path, "SELECT status FROM jobs WHERE id = ?", (dead,)) == [("running",)]  # as it was left
+    assert db.commit_and_claim([], mine, [(KEY, TARGET_A, ["k1", "k2", "k4"], 3)]) == [["k1", "k2", "k4"]]
+    assert raw_sql(path, "SELECT program_hash, job_id FROM claims ORDER BY program_hash") == [
+        ("k1", mine), ("k2", mine), ("k4", mine)]
+    with pytest.raises(JobNotRunningError, match="killed"):  # the dead job's own id claims nothing
+        db.claim(dead, KEY, TARGET_A, ["k5"])
+    assert db.budget_used(KEY, TARGET_A) == 3
+
+
 def test_a_job_of_another_host_lives_by_its_heartbeat(new_store):
     path = new_store("hb")
     db = _db(path)

@@ -1,5 +1,6 @@
-"""The PostgreSQL store against a real server: migrations under a race, a dropped connection mid-step, the
-server restarting under a tuning job, the password kept secret, a read-only role, moving a study both ways.
+"""The PostgreSQL store against a real server: migrations under a race, a dropped connection and a Ctrl-C
+mid-step, the server restarting under a tuning job, the password kept secret, a read-only role, moving a study
+both ways.
 (Nothing here imports psycopg at module level: the default run collects this file without the extra.)"""
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import pytest
 from dbtest_helpers import REPO, TARGET_A, make_record, raw_sql, repo_env, store_name
 from tunefarm.cli import main
 from tunefarm.database import SCHEMA_VERSION, DatabaseError, create, open_database
-from tunefarm.database import claims as claims_module
 from tunefarm.graph.params import COURSE_NPZ, course_mlp_params
 from tunefarm.testing.postgres_server import PASSWORD, PostgresServer
 
@@ -50,29 +50,95 @@ def test_drivers_opening_a_fresh_database_at_once_create_its_schema_once(pg_serv
     assert raw_sql(url, "SELECT count(*) FROM meta") == [(1,)]
 
 
-def test_a_connection_dropped_mid_step_leaves_nothing_half_written(pg_server, monkeypatch):
+def _waiting_step(url: str) -> int | None:
+    """The backend pid of a driver's step blocked on a lock (within 30 s), or None."""
+    for _ in range(600):
+        rows = raw_sql(url, "SELECT pid FROM pg_stat_activity WHERE application_name = 'tunefarm' AND "
+                            "wait_event_type = 'Lock'")
+        if rows:
+            return rows[0][0]
+        time.sleep(0.05)
+    return None
+
+
+def _kill_the_step_while_it_waits(url: str, locker, seen: list) -> None:
+    """Wait until the driver's step blocks on the locked claims table (its records inserted, uncommitted), see
+    that nothing of it is stored, kill its connection, then let the claims table go."""
+    pid = _waiting_step(url)
+    if pid is not None:
+        seen.append(raw_sql(url, "SELECT count(*) FROM records")[0][0])
+        raw_sql(url, "SELECT pg_terminate_backend(?)", (pid,))
+        seen.append(pid)
+    locker.rollback()
+
+
+def test_a_connection_dropped_mid_step_leaves_nothing_half_written(pg_server):
+    import threading
+
+    import psycopg
+
     url = pg_server.new_database("drop")
     db = create("postgresql", url)
     db.commit_workload("k", "w", "{}", 1.0)
     job = db.start_job("j")
     pid = db._conn().raw.info.backend_pid
-    real_claim, calls = claims_module.claim, []
-
-    def claim_then_lose_the_server(conn, *args):
-        calls.append(conn.raw.info.backend_pid)
-        if len(calls) == 1:  # the records of the step are inserted; the server kills this connection now
-            stored = conn.execute("SELECT count(*) FROM records").fetchone()[0]
-            assert stored == 3  # visible inside the open transaction only
-            assert raw_sql(url, "SELECT count(*) FROM records") == [(0,)]
-            raw_sql(url, "SELECT pg_terminate_backend(?)", (pid,))
-        return real_claim(conn, *args)
-
-    monkeypatch.setattr(claims_module, "claim", claim_then_lose_the_server)
+    locker = psycopg.connect(url)  # the step's records retire their claims: it waits for this lock mid-way
+    locker.execute("LOCK TABLE claims IN ACCESS EXCLUSIVE MODE")
+    seen: list = []
+    killer = threading.Thread(target=_kill_the_step_while_it_waits, args=(url, locker, seen))
+    killer.start()
     granted = db.commit_and_claim([make_record("k", i, job=job) for i in range(3)], job, [("k", TARGET_A, ["x"], 9)])
-    assert granted == [["x"]] and len(calls) == 2 and calls[0] != calls[1]  # run again on a new connection
+    killer.join(60)
+    locker.close()
+    assert seen == [0, pid]  # killed mid-step, with nothing of the step stored
+    assert granted == [["x"]] and db._conn().raw.info.backend_pid != pid  # run again on a new connection
     assert raw_sql(url, "SELECT count(*) FROM records") == [(3,)]  # once: the first try left nothing
     assert raw_sql(url, "SELECT count(*), sum(n_records) FROM batches") == [(1, 3)]
     assert db.budget_used("k", TARGET_A) == 4
+
+
+def _interrupt_the_step_while_it_waits(url: str, seen: list) -> None:
+    """As a user's Ctrl-C: SIGINT to the main thread while its step waits."""
+    import signal
+    import threading
+
+    pid = _waiting_step(url)
+    if pid is not None:
+        seen.append(pid)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
+def test_ctrl_c_in_a_waiting_step_stores_nothing_and_the_store_goes_on(pg_server):
+    import threading
+
+    import psycopg
+
+    url = pg_server.new_database("interrupt")
+    db = create("postgresql", url)
+    db.commit_workload("k", "w", "{}", 1.0)
+    job = db.start_job("j")
+    locker = psycopg.connect(url)
+    locker.execute("LOCK TABLE claims IN ACCESS EXCLUSIVE MODE")
+    seen: list = []
+    helper = threading.Thread(target=_interrupt_the_step_while_it_waits, args=(url, seen))
+    helper.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            db.commit_and_claim([make_record("k", i, job=job) for i in range(3)], job,
+                                [("k", TARGET_A, ["x"], 9)])
+    finally:
+        helper.join(60)
+        locker.close()
+    assert len(seen) == 1
+    for _ in range(600):  # the closed session ends once it reads past the lock it waited for
+        if not raw_sql(url, "SELECT 1 FROM pg_stat_activity WHERE pid = ?", (seen[0],)):
+            break
+        time.sleep(0.05)
+    assert raw_sql(url, "SELECT 1 FROM pg_stat_activity WHERE pid = ?", (seen[0],)) == []
+    assert raw_sql(url, "SELECT count(*) FROM records") == [(0,)]  # the interrupted step was rolled back
+    granted = db.commit_and_claim([make_record("k", i, job=job) for i in range(3)], job, [("k", TARGET_A, ["x"], 9)])
+    assert granted == [["x"]] and db._conn().raw.info.backend_pid != seen[0]  # on a new connection
+    assert raw_sql(url, "SELECT count(*), sum(n_records) FROM batches") == [(1, 3)]
 
 
 def test_a_tuning_job_goes_through_a_20_s_server_restart(tmp_path):

@@ -75,6 +75,11 @@ def this_process() -> tuple[int, str, str, int | None]:
     return pid, socket.gethostname(), pid_space(), process_start(pid)
 
 
+def own_process() -> tuple[int, str, int | None]:
+    """``(pid, pid_space, pid_start)`` of the calling process, from what is already known (no /proc read)."""
+    return os.getpid(), pid_space(), _own_start()
+
+
 def pid_alive(pid: int, start: int | None) -> bool:
     """Whether process ``pid`` of this process space still runs (and is the one started at ``start``)."""
     if pid == os.getpid():  # a driver asks about its own job on every claim: no need to read /proc

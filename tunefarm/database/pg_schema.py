@@ -5,7 +5,7 @@ other and a new migration reaches both. A statement is translated by type name (
 an identity column, ``INTEGER`` is ``BIGINT``: microsecond times overflow 32 bits, ``REAL`` is ``DOUBLE
 PRECISION``); SQLite's triggers have their PL/pgSQL counterparts in ``_TRIGGERS``, by name. The shared SQL
 measures a record's run times with ``json_array_length(text)``, which PostgreSQL only has for ``json``: the
-first migration defines it for text.
+first migration defines it for text. The fifth creates the function that runs a driver's step (``pg_step``).
 
 Several drivers may open a fresh database at the same moment: the version is read and the migrations run
 inside one transaction that holds the store's advisory write lock, so exactly one of them creates the tables
@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
+from tunefarm.database import pg_step
 from tunefarm.database.errors import SchemaVersionError
 from tunefarm.database.schema import CURRENT_VERSION, MIGRATIONS, check_supported
 
@@ -25,6 +26,9 @@ LOCK_SQL = f"SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 
 _JSON_LENGTH = ("CREATE OR REPLACE FUNCTION json_array_length(text) RETURNS integer LANGUAGE sql IMMUTABLE "
                 "AS 'SELECT json_array_length($1::json)'")
+
+# statements of a migration that only the server store has, by version
+_SERVER_ONLY = {1: (_JSON_LENGTH,), 5: (pg_step.function_sql(WRITE_LOCK),)}
 
 _TRIGGERS = {
     "records_inserted": (
@@ -72,7 +76,7 @@ def statements(version: int) -> tuple[str, ...]:
     """Every statement of migration ``version`` in PostgreSQL."""
     (m,) = [m for m in MIGRATIONS if m.version == version]
     out = [s for stmt in m.statements for s in translate(stmt)]
-    return tuple(([_JSON_LENGTH] if version == 1 else []) + out)
+    return _SERVER_ONLY.get(version, ()) + tuple(out)
 
 
 def read_version(raw) -> int:

@@ -111,6 +111,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "the cost model version that chose each record (0: before the model was trained)", (
         "ALTER TABLE records ADD COLUMN model_version INTEGER",
     )),
+    # PostgreSQL runs a driver's step as one server function (pg_step.py; pg_schema adds it); SQLite needs none
+    Migration(5, "a driver's step as one server-side call (PostgreSQL only)", ()),
 )
 
 CURRENT_VERSION = MIGRATIONS[-1].version
