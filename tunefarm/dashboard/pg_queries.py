@@ -60,9 +60,6 @@ class PgStudyQueries(StudyQueries):
         except DatabaseError as e:
             raise type(e)(f"tunefarm database {self.name!r}: {pg_connection.first_line(e, self._secrets)}") from None
 
-    def again(self) -> "PgStudyQueries":
-        return PgStudyQueries(self.url)
-
     def _rows(self, sql, params=()):
         try:
             return super()._rows(sql, params)
