@@ -52,6 +52,18 @@ _WALK = """WITH RECURSIVE walk(id, med, n) AS (
 SELECT walk.n, r.created_us, walk.med FROM walk JOIN records r ON r.id = walk.id ORDER BY walk.id"""
 
 
+# one job's throughput bins over the whole study: from its first bin, each step seeks the first record at or
+# after the next bin's start and counts that bin's records (times are after 1970: SQL's integer division
+# truncates toward zero, as Python's floors, only for non-negative numbers)
+_BIN_WALK = """WITH RECURSIVE b(k) AS (
+    SELECT (SELECT min(created_us) FROM records WHERE {job}) / {bin}
+    UNION ALL
+    SELECT (SELECT min(created_us) FROM records WHERE {job} AND created_us >= (b.k + 1) * {bin}) / {bin}
+    FROM b WHERE b.k IS NOT NULL)
+SELECT k, (SELECT count(*) FROM records WHERE {job} AND created_us >= k * {bin} AND created_us < (k + 1) * {bin})
+FROM b WHERE k IS NOT NULL"""
+
+
 def mixed_id(record_id: int) -> int:
     """What ``sample_ids`` tests the stride against, computed in Python."""
     return record_id * _MIX_MUL % _MIX_MOD
@@ -164,14 +176,21 @@ class StudyQueries:
                           "GROUP BY job_id, workload_id, target_id, status, e", span.params)
 
     def host_statuses(self, span: Span) -> list[tuple]:
-        """``(host, status, count)``."""
-        return self._rows(f"SELECT host, status, count(*) FROM records WHERE {span.sql} GROUP BY host, status",
-                          span.params)
+        """``(host, status, count, count with a median latency)``."""
+        return self._rows(f"SELECT host, status, count(*), count(median_secs) FROM records WHERE {span.sql} "
+                          "GROUP BY host, status", span.params)
 
-    def bins(self, span: Span, bin_us: int) -> list[tuple]:
-        """``(job_id, created_us // bin_us, count)``: throughput bins."""
-        return self._rows(f"SELECT job_id, created_us / {int(bin_us)} AS b, count(*) FROM records "
-                          f"WHERE {span.sql} GROUP BY job_id, b", span.params)
+    def bins(self, span: Span, bin_us: int, jobs: Sequence[int | None]) -> list[tuple]:
+        """``(job_id, created_us // bin_us, count)``: throughput bins. A whole read walks each of ``jobs``
+        (``None``: records of no job) from bin to bin along ``records_job_time``, instead of sorting the study."""
+        if not span.whole:
+            return self._rows(f"SELECT job_id, created_us / {int(bin_us)} AS b, count(*) FROM records "
+                              f"WHERE {span.sql} GROUP BY job_id, b", span.params)
+        out = []
+        for job in jobs:
+            sql = _BIN_WALK.format(job="job_id IS NULL" if job is None else "job_id = ?", bin=int(bin_us))
+            out += [(job, b, n) for b, n in self._rows(sql, () if job is None else (job,) * 3)]
+        return out
 
     def improvements(self, span: Span, tasks: Sequence[tuple[int, int]]) -> list[tuple]:
         """``(workload_id, target_id, n, created_us, median_secs)`` of the ok records that beat every earlier
@@ -196,18 +215,20 @@ class StudyQueries:
                           span.params + (stride,))
         return sorted(rows, key=lambda r: r[2])  # sorted here: an ORDER BY id would read the rows, not an index
 
-    def host_medians(self) -> list[tuple]:
+    def host_medians(self, counts: dict[str, tuple[int, int]]) -> list[tuple]:
         """``(host, median build_secs, median run median_secs of ok records)`` over the whole study (the
-        lower median: a value that was measured). Each is the value at offset ``(count - 1) / 2`` along the
-        host's index (``records_host_build``, ``records_host_status``): half a host's entries, no sort."""
-        def median_of(column: str, where: str) -> dict:
-            counts = self._rows(f"SELECT host, count(*) FROM records WHERE {where} GROUP BY host")
-            return {host: self._rows(f"SELECT {column} FROM records WHERE host = ? AND {where} "
-                                     f"ORDER BY {column} LIMIT 1 OFFSET ?", (host, (c - 1) // 2))[0][0]
-                    for host, c in counts}
-        build = median_of("build_secs", "build_secs IS NOT NULL")
-        run = median_of("median_secs", "status = 'ok' AND median_secs IS NOT NULL")
-        return [(h, build.get(h), run.get(h)) for h in sorted(set(build) | set(run))]
+        lower median: a value that was measured), given each host's ``(records, ok records with a median)``
+        in the same snapshot. Each is the value at offset ``(count - 1) / 2`` along the host's index
+        (``records_host_build``, ``records_host_status``): half a host's entries, no sort."""
+        def median_at(column: str, where: str, host: str, n: int) -> float | None:
+            if not n:
+                return None
+            return self._rows(f"SELECT {column} FROM records WHERE host = ? AND {where} ORDER BY {column} "
+                              "LIMIT 1 OFFSET ?", (host, (n - 1) // 2))[0][0]
+        # build_secs is NOT NULL: every record of a host has one
+        return [(h, median_at("build_secs", "build_secs IS NOT NULL", h, n),
+                 median_at("median_secs", "status = 'ok' AND median_secs IS NOT NULL", h, timed))
+                for h, (n, timed) in sorted(counts.items())]
 
     def workloads_after(self, after_id: int) -> list[tuple]:
         """``(id, key, name, flop)`` of workloads newer than ``after_id``."""

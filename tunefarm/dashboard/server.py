@@ -22,7 +22,9 @@ from __future__ import annotations
 import concurrent.futures
 import http.server
 import json
+import math
 import threading
+import time
 import urllib.parse
 from importlib import resources
 
@@ -36,6 +38,7 @@ STATIC = {"index.html": "text/html", "app.js": "text/javascript", "charts.js": "
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 MAX_K = 50
+TASK_AFTER_SUMMARY_S = 1.0  # a task's detail reads the study again only if no refresh came this recently
 REQUEST_TIMEOUT_S = 60.0
 
 
@@ -52,6 +55,7 @@ class StudyService:
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tunefarm-dashboard-db")
         self._details: dict[tuple[int, int], TaskDetail] = {}
         self._study: Study | None = None
+        self._refreshed_at = -math.inf
         self._call(self._open)  # a missing or foreign file fails here, before the server binds
 
     def _call(self, fn, *args):
@@ -61,10 +65,13 @@ class StudyService:
         q = StudyQueries.open(self.path)
         self.name = q.name
         self._study = Study(q)
-        self._study.refresh()  # the whole study is read before the server listens: a first page is a refresh
+        self._refresh()  # the whole study is read before the server listens: a first page is a refresh
 
-    def _refresh(self) -> Study:
-        self._study.refresh()
+    def _refresh(self, unless_within_s: float = 0.0) -> Study:
+        """The study with the records that are new folded in, unless it was refreshed ``unless_within_s`` ago."""
+        if time.monotonic() - self._refreshed_at >= unless_within_s:
+            self._study.refresh()
+            self._refreshed_at = time.monotonic()
         return self._study
 
     def records_read(self) -> int:
@@ -76,7 +83,7 @@ class StudyService:
 
     def task(self, workload_id: int, target_id: int, k: int) -> dict:
         def run():
-            study = self._refresh()
+            study = self._refresh(TASK_AFTER_SUMMARY_S)  # the page asks for a task just after the summary
             task = study.tasks.get((workload_id, target_id))
             detail = self._details.setdefault((workload_id, target_id), TaskDetail())
             return task_detail(study.q, detail, workload_id, target_id, task.slice_ids if task else [],

@@ -99,6 +99,7 @@ class Study:
         self.job_counts: collections.Counter = collections.Counter()
         self.bins: dict[int | None, collections.Counter] = collections.defaultdict(collections.Counter)
         self.host_statuses: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        self.host_timed: collections.Counter = collections.Counter()  # ok records with a median, per host
         self.host_medians: dict[str, tuple] = {}
         self._medians_at = 0  # records in the study when the host medians were computed
 
@@ -127,7 +128,8 @@ class Study:
             self._names(0, 0)  # a workload or target whose smaller id committed late (PostgreSQL): read them all
         due = self.medians_due()
         if due:
-            self.host_medians = {h: (b, r) for h, b, r in self.q.host_medians()}
+            counts = {h: (sum(c.values()), self.host_timed[h]) for h, c in self.host_statuses.items()}
+            self.host_medians = {h: (b, r) for h, b, r in self.q.host_medians(counts)}
             self._medians_at = due
         return new
 
@@ -145,9 +147,11 @@ class Study:
             self.tasks[(wid, tid)].errors[head] += n
             if job is not None:
                 self.job_tasks[(job, wid, tid)].errors[head] += n
-        for host, status, n in self.q.host_statuses(span):
+        for host, status, n, timed in self.q.host_statuses(span):
             self.host_statuses[host][status] += n
-        for job, b, n in self.q.bins(span, BIN_S * 1_000_000):
+            if status == "ok":
+                self.host_timed[host] += timed
+        for job, b, n in self.q.bins(span, BIN_S * 1_000_000, [*sorted(self.job_counts), None]):
             self.bins[job][b] += n
         self._sample(span)
         self.q.mark_read(span, hi)

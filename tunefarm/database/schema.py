@@ -119,6 +119,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX records_host_status ON records(host, status, median_secs)",
         "CREATE INDEX records_host_build ON records(host, build_secs)",
         "CREATE INDEX records_failed ON records(job_id, workload_id, target_id, status) WHERE status <> 'ok'",
+        "CREATE INDEX records_job_time ON records(job_id, created_us)",
     )),
 )
 
