@@ -56,10 +56,10 @@ def _random_inputs(specs: list[dict], seed: int) -> list[np.ndarray]:
 
 def run(args: argparse.Namespace) -> int:
     # the executable loader loads when the command runs (see the package docstring)
-    import numpy as np  # when the command runs (see _read_inputs)
-
     from ..graph.executable import ExecutableError, load
     from .side_by_side import median_call_us
+
+    import numpy as np  # when the command runs (see _read_inputs)
 
     try:
         exe = load(args.executable)
