@@ -76,12 +76,11 @@ class Timings:
     def __init__(self):
         self.wall: dict[str, list[float]] = {}
         self.cpu: dict[str, list[float]] = {}
+        self.postmaster: int | None = None  # a PostgreSQL server whose CPU counts too
 
     def add(self, name: str, wall: float, cpu: float) -> None:
         self.wall.setdefault(name, []).append(wall)
         self.cpu.setdefault(name, []).append(cpu)
-
-    postmaster: int | None = None  # a PostgreSQL server whose CPU counts too
 
     def cpu_before(self) -> float:
         """CPU seconds so far, read before the timed part starts (the server's are read first)."""

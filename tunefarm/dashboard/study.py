@@ -4,11 +4,11 @@ A refresh reads only records with an id above the last one seen, as aggregates t
 that id range (``queries.py``: counts, best latencies, error texts and throughput bins per group, the records
 that improved their task's best), and merges them into running totals: per job, per job and task, per task
 (workload on a target), per host. The first view of a large study aggregates every record once, from narrow
-indexes in their order (a ``Span.whole`` read: no per-record Python); after that a
-refresh costs what arrived since the previous one, so a page polling every few seconds stays cheap on a
-100,000-record study. What the page needs is then built from the totals (``snapshot``): small, whatever the
-study's size. Per-host medians are read along each host's index (half its entries), and only again when the
-study grew by ``MEDIAN_GROWTH`` (a median of 30,000 timings does not move with 64 more).
+indexes in their order (a ``Span.whole`` read: no per-record Python); after that a refresh costs what
+arrived since the previous one, so a page polling every few seconds stays cheap on a 100,000-record study.
+What the page needs is then built from the totals (``snapshot``): small, whatever the study's size. Per-host
+medians are read along each host's index (half its entries), and only again when the study grew by
+``MEDIAN_GROWTH`` (a median of 30,000 timings does not move with 64 more).
 
 A *task* is a workload on one target (a latency measured on one CPU says nothing of another). Best-so-far
 curves keep only the points where the best improved (plus the current end), which is all a step plot needs.
