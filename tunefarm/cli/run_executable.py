@@ -4,8 +4,6 @@ from __future__ import annotations
 import argparse
 import os
 
-import numpy as np
-
 from .errors import CommandError
 
 
@@ -26,6 +24,8 @@ def _read_inputs(paths: list[str], specs: list[dict]) -> list[np.ndarray]:
     if len(paths) != len(specs):
         raise CommandError(f"the executable takes {len(specs)} input(s) "
                            f"({', '.join(s['name'] for s in specs)}), got {len(paths)} --input files")
+    import numpy as np  # numpy loads when the command runs: every other command starts without it
+
     inputs = []
     for path in paths:
         if not os.path.exists(path):
@@ -42,6 +42,8 @@ def _read_inputs(paths: list[str], specs: list[dict]) -> list[np.ndarray]:
 
 
 def _random_inputs(specs: list[dict], seed: int) -> list[np.ndarray]:
+    import numpy as np  # when the command runs (see _read_inputs)
+
     rng = np.random.default_rng(seed)
     inputs = []
     for s in specs:
@@ -56,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     # the executable loader loads when the command runs (see the package docstring)
     from ..graph.executable import ExecutableError, load
     from .side_by_side import median_call_us
+
+    import numpy as np  # when the command runs (see _read_inputs)
 
     try:
         exe = load(args.executable)

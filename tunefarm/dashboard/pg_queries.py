@@ -53,15 +53,20 @@ class PgStudyQueries(StudyQueries):
         self._xmin = self._xmax = 0
 
     def _connect(self) -> psycopg.Connection:
+        """A read-only connection without parallel plans: the aggregates read narrow indexes, where workers cost
+        the server more CPU than they save in time, and the server's cores are the writers' first."""
         try:
-            return pg_connection.connect(self.url, create=False, readonly=True, timeout=BUSY_TIMEOUT_S).raw
+            raw = pg_connection.connect(self.url, create=False, readonly=True, timeout=BUSY_TIMEOUT_S).raw
+            try:
+                raw.execute("SET max_parallel_workers_per_gather = 0")
+            except BaseException:
+                raw.close()
+                raise
+            return raw
         except psycopg.Error as e:
             raise pg_connection.translate(e, self.name, self._secrets) from None
         except DatabaseError as e:
             raise type(e)(f"tunefarm database {self.name!r}: {pg_connection.first_line(e, self._secrets)}") from None
-
-    def again(self) -> "PgStudyQueries":
-        return PgStudyQueries(self.url)
 
     def _rows(self, sql, params=()):
         try:

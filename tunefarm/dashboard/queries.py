@@ -20,9 +20,6 @@ that the store's kind decides (``new_span`` / ``mark_read``): here, the ids abov
 from __future__ import annotations
 
 import contextlib
-import os
-import sqlite3
-import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,27 +35,63 @@ _MIX_MUL, _MIX_MOD = 2654435761, 1000003
 _MIX_SQL = f"(id * {_MIX_MUL}) % {_MIX_MOD}"
 
 
+# one task's best-so-far steps over the whole study, along ``records_task_order`` (workload, target, id): from
+# the task's first ok record, each step is the next id whose latency beats the last step's, and ``n`` adds the
+# task's records in between (``n`` as the window query counts it). Each index entry is visited about twice, in
+# the database; parameters: (workload_id, target_id) four times.
+_WALK = """WITH RECURSIVE walk(id, med, n) AS (
+    SELECT f.id, f.median_secs,
+           (SELECT count(*) FROM records WHERE workload_id = ? AND target_id = ? AND id <= f.id)
+    FROM (SELECT id, median_secs FROM records WHERE workload_id = ? AND target_id = ? AND status = 'ok'
+          AND median_secs IS NOT NULL ORDER BY id LIMIT 1) f
+    UNION ALL
+    SELECT nx.id, nx.median_secs, walk.n + (SELECT count(*) FROM records WHERE workload_id = ? AND target_id = ?
+           AND id > walk.id AND id <= nx.id)
+    FROM walk JOIN records nx ON nx.id = (SELECT id FROM records WHERE workload_id = ? AND target_id = ?
+         AND id > walk.id AND status = 'ok' AND median_secs < walk.med ORDER BY id LIMIT 1))
+SELECT walk.n, r.created_us, walk.med FROM walk JOIN records r ON r.id = walk.id"""
+
+
+# one job's throughput bins over the whole study: from its first bin, each step seeks the first record at or
+# after the next bin's start and counts that bin's records (times are after 1970: SQL's integer division
+# truncates toward zero, as Python's floors, only for non-negative numbers)
+_BIN_WALK = """WITH RECURSIVE b(k) AS (
+    SELECT (SELECT min(created_us) FROM records WHERE {job}) / {bin}
+    UNION ALL
+    SELECT (SELECT min(created_us) FROM records WHERE {job} AND created_us >= (b.k + 1) * {bin}) / {bin}
+    FROM b WHERE b.k IS NOT NULL)
+SELECT k, (SELECT count(*) FROM records WHERE {job} AND created_us >= k * {bin} AND created_us < (k + 1) * {bin})
+FROM b WHERE k IS NOT NULL"""
+
+
 def mixed_id(record_id: int) -> int:
     """What ``sample_ids`` tests the stride against, computed in Python."""
     return record_id * _MIX_MUL % _MIX_MOD
 
 
 class Span:
-    """The record ids a refresh reads: a union of ranges ``lo < id <= hi`` (SQL's ``WHERE`` and its parameters)."""
+    """The record ids a refresh reads: a union of ranges ``lo < id <= hi`` (SQL's ``WHERE`` and its parameters).
+
+    The first read of a study is *whole*: every id up to the snapshot's largest, so it needs no ``WHERE`` at all
+    (``reading`` holds one snapshot): without a range on ``id`` the database answers from the narrow indexes of
+    the records' columns (schema migration 6) in their order, instead of the wide rows in id order."""
 
     def __init__(self, ranges: Sequence[tuple[int, int]]):
         self.ranges = [(int(lo), int(hi)) for lo, hi in ranges if hi > lo]
+        self.whole = len(self.ranges) == 1 and self.ranges[0][0] == 0
 
     def __bool__(self) -> bool:
         return bool(self.ranges)
 
     @property
     def sql(self) -> str:
+        if self.whole:
+            return "1 = 1"
         return "(" + " OR ".join(["(id > ? AND id <= ?)"] * len(self.ranges)) + ")"
 
     @property
     def params(self) -> tuple[int, ...]:
-        return tuple(v for r in self.ranges for v in r)
+        return () if self.whole else tuple(v for r in self.ranges for v in r)
 
 
 class StudyQueries:
@@ -84,15 +117,16 @@ class StudyQueries:
             return PgStudyQueries(name)
         return cls.open_sqlite(name)
 
-    def again(self) -> "StudyQueries":
-        """A second connection to the same study (for another thread)."""
-        return StudyQueries.open_sqlite_again(self.name)
-
     @contextlib.contextmanager
     def reading(self):
-        """Around the statements of one refresh. SQLite: every id up to a visible one is committed, so each
-        statement may see its own moment; nothing to hold."""
-        yield
+        """Around the statements of one refresh: one read transaction, so that a whole read (``Span.whole``)
+        sees no record above the largest id it read first. (Every id up to a visible one is committed on SQLite,
+        so the ranges of later refreshes would need none.)"""
+        self._rows("BEGIN")
+        try:
+            yield
+        finally:
+            self._rows("COMMIT")
 
     def new_span(self, last_id: int) -> tuple[Span, int]:
         """The ids a refresh reads after having read up to ``last_id``, and the highest id it will have read."""
@@ -109,16 +143,6 @@ class StudyQueries:
     def open_sqlite(cls, path: str) -> "StudyQueries":
         """A read-only connection to an SQLite study (refuses a missing or non-tunefarm file)."""
         return cls(open_connection(path, create=False, timeout=BUSY_TIMEOUT_S, readonly=True), path)
-
-    @classmethod
-    def open_sqlite_again(cls, path: str) -> "StudyQueries":
-        """One more read-only connection to a study this process already opened with ``open_sqlite``.
-
-        Straight through SQLite, with no Python ``open()`` of the file: closing any descriptor of a file drops
-        every POSIX lock the process holds on it, the first connection's included, and a writer that then
-        closes last would checkpoint and delete the WAL under it (the first connection reads stale pages)."""
-        uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-        return cls(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None), path)
 
     def close(self) -> None:
         self.conn.close()
@@ -152,18 +176,28 @@ class StudyQueries:
                           "GROUP BY job_id, workload_id, target_id, status, e", span.params)
 
     def host_statuses(self, span: Span) -> list[tuple]:
-        """``(host, status, count)``."""
-        return self._rows(f"SELECT host, status, count(*) FROM records WHERE {span.sql} GROUP BY host, status",
-                          span.params)
+        """``(host, status, count, count with a median latency)``."""
+        return self._rows(f"SELECT host, status, count(*), count(median_secs) FROM records WHERE {span.sql} "
+                          "GROUP BY host, status", span.params)
 
-    def bins(self, span: Span, bin_us: int) -> list[tuple]:
-        """``(job_id, created_us // bin_us, count)``: throughput bins."""
-        return self._rows(f"SELECT job_id, created_us / {int(bin_us)} AS b, count(*) FROM records "
-                          f"WHERE {span.sql} GROUP BY job_id, b", span.params)
+    def bins(self, span: Span, bin_us: int, jobs: Sequence[int | None]) -> list[tuple]:
+        """``(job_id, created_us // bin_us, count)``: throughput bins. A whole read walks each of ``jobs``
+        (``None``: records of no job) from bin to bin along ``records_job_time``, instead of sorting the study."""
+        if not span.whole:
+            return self._rows(f"SELECT job_id, created_us / {int(bin_us)} AS b, count(*) FROM records "
+                              f"WHERE {span.sql} GROUP BY job_id, b", span.params)
+        out = []
+        for job in jobs:
+            sql = _BIN_WALK.format(job="job_id IS NULL" if job is None else "job_id = ?", bin=int(bin_us))
+            out += [(job, b, n) for b, n in self._rows(sql, () if job is None else (job,) * 3)]
+        return out
 
-    def improvements(self, span: Span) -> list[tuple]:
+    def improvements(self, span: Span, tasks: Sequence[tuple[int, int]]) -> list[tuple]:
         """``(workload_id, target_id, n, created_us, median_secs)`` of the ok records that beat every earlier
-        one of their task within the span; ``n`` counts the task's records of the span up to it."""
+        one of their task within the span; ``n`` counts the task's records of the span up to it. A whole read
+        walks each of ``tasks`` (``_walk``); a refresh's few new records go through one window query."""
+        if span.whole:  # each walk's steps in their order (n grows with id): sorted here, not by a temporary index
+            return [(wid, tid, *row) for wid, tid in tasks for row in sorted(self._rows(_WALK, (wid, tid) * 4))]
         return self._rows(
             "SELECT workload_id, target_id, n, created_us, median_secs FROM (SELECT workload_id, target_id, "
             "created_us, median_secs, status, ROW_NUMBER() OVER w AS n, "
@@ -176,22 +210,25 @@ class StudyQueries:
     def sample_ids(self, span: Span, stride: int) -> list[tuple]:
         """``(workload_id, target_id, id)`` of ok records whose mixed id is a multiple of ``stride``
         (``mixed_id``: the same test in Python keeps a sample consistent when its stride doubles)."""
-        return self._rows(f"SELECT workload_id, target_id, id FROM records WHERE {span.sql} "
-                          f"AND status = 'ok' AND median_secs IS NOT NULL AND {_MIX_SQL} % ? = 0 ORDER BY id",
+        rows = self._rows(f"SELECT workload_id, target_id, id FROM records WHERE {span.sql} "
+                          f"AND status = 'ok' AND median_secs IS NOT NULL AND {_MIX_SQL} % ? = 0",
                           span.params + (stride,))
+        return sorted(rows, key=lambda r: r[2])  # sorted here: an ORDER BY id would read the rows, not an index
 
-    def host_medians(self) -> list[tuple]:
+    def host_medians(self, counts: dict[str, tuple[int, int]]) -> list[tuple]:
         """``(host, median build_secs, median run median_secs of ok records)`` over the whole study (the
-        lower median: a value that was measured)."""
-        def median_of(column: str, where: str) -> dict:
-            rows = self._rows(
-                f"SELECT host, v FROM (SELECT host, {column} AS v, ROW_NUMBER() OVER (PARTITION BY host ORDER BY "
-                f"{column}) AS r, COUNT(*) OVER (PARTITION BY host) AS c FROM records WHERE {where}) t "
-                "WHERE r = (c + 1) / 2")
-            return dict(rows)
-        build = median_of("build_secs", "build_secs IS NOT NULL")
-        run = median_of("median_secs", "status = 'ok' AND median_secs IS NOT NULL")
-        return [(h, build.get(h), run.get(h)) for h in sorted(set(build) | set(run))]
+        lower median: a value that was measured), given each host's ``(records, ok records with a median)``
+        in the same snapshot. Each is the value at offset ``(count - 1) / 2`` along the host's index
+        (``records_host_build``, ``records_host_status``): half a host's entries, no sort."""
+        def median_at(column: str, where: str, host: str, n: int) -> float | None:
+            if not n:
+                return None
+            return self._rows(f"SELECT {column} FROM records WHERE host = ? AND {where} ORDER BY {column} "
+                              "LIMIT 1 OFFSET ?", (host, (n - 1) // 2))[0][0]
+        # build_secs is NOT NULL: every record of a host has one
+        return [(h, median_at("build_secs", "build_secs IS NOT NULL", h, n),
+                 median_at("median_secs", "status = 'ok' AND median_secs IS NOT NULL", h, timed))
+                for h, (n, timed) in sorted(counts.items())]
 
     def workloads_after(self, after_id: int) -> list[tuple]:
         """``(id, key, name, flop)`` of workloads newer than ``after_id``."""

@@ -4,8 +4,7 @@
 install) nor a web framework: the dashboard answers a handful of GETs a few times a second, and every answer
 is a database read, which is blocking work anyway (an async server would hand it to a thread). So request
 threads parse and write HTTP, and all database work runs on ONE worker thread that owns the read-only
-connection and the incremental aggregates (``Study``): no locks, one connection, reads in order (the
-per-host medians, a sort of the whole study, are computed on a second thread so no request waits for them).
+connection and the incremental aggregates (``Study``): no locks, one connection, reads in order.
 
 Endpoints (GET only; any other method gets 405):
 
@@ -23,8 +22,9 @@ from __future__ import annotations
 import concurrent.futures
 import http.server
 import json
-import os
+import math
 import threading
+import time
 import urllib.parse
 from importlib import resources
 
@@ -38,9 +38,7 @@ STATIC = {"index.html": "text/html", "app.js": "text/javascript", "charts.js": "
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 MAX_K = 50
-# a refresh that folded in this many records (the first view of a big study) leaves the medians to the next one,
-# so that the first page is not slowed by a sort of the whole study running beside it
-MEDIANS_AFTER_BIG_READ = 5000
+TASK_AFTER_SUMMARY_S = 1.0  # a task's detail reads the study again only if no refresh came this recently
 REQUEST_TIMEOUT_S = 60.0
 
 
@@ -49,19 +47,15 @@ def _static(name: str) -> bytes:
 
 
 class StudyService:
-    """The thread that reads the study: every request's database work is queued to it. A second thread, with
-    its own connection, recomputes the per-host medians (a sort of the whole study) when they are due, so
-    no request waits for them."""
+    """The thread that reads the study: every request's database work is queued to it."""
 
     def __init__(self, path: str):
         self.path = path
         self.name = path  # what the study is called in output: a URL without its password, once opened
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tunefarm-dashboard-db")
-        self._medians_pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tunefarm-dashboard-med")
-        self._medians_q = threading.local()
-        self._medians_running: concurrent.futures.Future | None = None
         self._details: dict[tuple[int, int], TaskDetail] = {}
         self._study: Study | None = None
+        self._refreshed_at = -math.inf
         self._call(self._open)  # a missing or foreign file fails here, before the server binds
 
     def _call(self, fn, *args):
@@ -71,49 +65,25 @@ class StudyService:
         q = StudyQueries.open(self.path)
         self.name = q.name
         self._study = Study(q)
-        self._study.refresh()  # the whole study is read before the server listens: a first page is a refresh
+        self._refresh()  # the whole study is read before the server listens: a first page is a refresh
 
-    def _refresh(self) -> Study:
-        study = self._study
-        new = study.refresh()
-        due = study.medians_due()
-        idle = self._medians_running is None or self._medians_running.done()
-        if due and idle and new < MEDIANS_AFTER_BIG_READ:
-            self._medians_running = self._medians_pool.submit(self._medians, due)
-        return study
+    def _refresh(self, unless_within_s: float = 0.0) -> Study:
+        """The study with the records that are new folded in, unless it was refreshed ``unless_within_s`` ago."""
+        if time.monotonic() - self._refreshed_at >= unless_within_s:
+            self._study.refresh()
+            self._refreshed_at = time.monotonic()
+        return self._study
 
     def records_read(self) -> int:
         """Records folded in so far."""
         return self._call(lambda: sum(t.n for t in self._study.tasks.values()))
-
-    def wait_medians(self) -> None:
-        """Block until the host medians being computed (if any) are in (benchmarks, tests)."""
-        running = self._medians_running
-        if running is not None:
-            running.result(timeout=REQUEST_TIMEOUT_S)
-
-    def _medians(self, at_total: int) -> None:
-        q = getattr(self._medians_q, "q", None)
-        if q is None:
-            q = self._medians_q.q = self._study.q.again()
-            try:  # Linux: niceness is per thread; the sort runs in the database without the GIL: requests go first
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-            except (AttributeError, OSError):
-                pass
-        try:
-            rows = q.host_medians()
-        except DatabaseError:  # a lost server: the next time opens a new connection
-            q.close()
-            self._medians_q.q = None
-            raise
-        self._study.set_medians(rows, at_total)  # one attribute swap: the db thread reads either
 
     def summary(self) -> dict:
         return self._call(lambda: self._refresh().snapshot())
 
     def task(self, workload_id: int, target_id: int, k: int) -> dict:
         def run():
-            study = self._refresh()
+            study = self._refresh(TASK_AFTER_SUMMARY_S)  # the page asks for a task just after the summary
             task = study.tasks.get((workload_id, target_id))
             detail = self._details.setdefault((workload_id, target_id), TaskDetail())
             return task_detail(study.q, detail, workload_id, target_id, task.slice_ids if task else [],
@@ -121,12 +91,6 @@ class StudyService:
         return self._call(run)
 
     def close(self) -> None:
-        def close_own():
-            q = getattr(self._medians_q, "q", None)
-            if q is not None:
-                q.close()
-        self._medians_pool.submit(close_own).result(timeout=REQUEST_TIMEOUT_S)
-        self._medians_pool.shutdown()
         if self._study is not None:
             self._call(self._study.q.close)
         self._pool.shutdown()

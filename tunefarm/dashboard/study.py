@@ -3,12 +3,12 @@
 A refresh reads only records with an id above the last one seen, as aggregates the database computes over
 that id range (``queries.py``: counts, best latencies, error texts and throughput bins per group, the records
 that improved their task's best), and merges them into running totals: per job, per job and task, per task
-(workload on a target), per host. The first view of a large study aggregates every record once; after that
-a refresh costs what arrived since the previous one, so a page polling every few seconds stays cheap on a
-100,000-record study. What the page needs is then built from the totals (``snapshot``): small, whatever the
-study's size. Per-host medians need every value (a sort of the whole study), so they are recomputed off the
-request path and only when the study grew by ``MEDIAN_GROWTH`` since the last time (a median of 30,000 timings
-does not move with 64 more).
+(workload on a target), per host. The first view of a large study aggregates every record once, from narrow
+indexes in their order (a ``Span.whole`` read: no per-record Python); after that a refresh costs what
+arrived since the previous one, so a page polling every few seconds stays cheap on a 100,000-record study.
+What the page needs is then built from the totals (``snapshot``): small, whatever the study's size. Per-host
+medians are read along each host's index (half its entries), and only again when the study grew by
+``MEDIAN_GROWTH`` (a median of 30,000 timings does not move with 64 more).
 
 A *task* is a workload on one target (a latency measured on one CPU says nothing of another). Best-so-far
 curves keep only the points where the best improved (plus the current end), which is all a step plot needs.
@@ -99,6 +99,7 @@ class Study:
         self.job_counts: collections.Counter = collections.Counter()
         self.bins: dict[int | None, collections.Counter] = collections.defaultdict(collections.Counter)
         self.host_statuses: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        self.host_timed: collections.Counter = collections.Counter()  # ok records with a median, per host
         self.host_medians: dict[str, tuple] = {}
         self._medians_at = 0  # records in the study when the host medians were computed
 
@@ -125,6 +126,11 @@ class Study:
         new = self._fold_records()
         if any(w not in self.workloads or t not in self.targets for w, t in self.tasks):
             self._names(0, 0)  # a workload or target whose smaller id committed late (PostgreSQL): read them all
+        due = self.medians_due()
+        if due:
+            counts = {h: (sum(c.values()), self.host_timed[h]) for h, c in self.host_statuses.items()}
+            self.host_medians = {h: (b, r) for h, b, r in self.q.host_medians(counts)}
+            self._medians_at = due
         return new
 
     def _fold_records(self) -> int:
@@ -132,17 +138,20 @@ class Study:
         if not span:
             return 0
         before = {k: t.n for k, t in self.tasks.items()}
-        for wid, tid, n, created, secs in self.q.improvements(span):
-            self._task_of(wid, tid).improve(before.get((wid, tid), 0) + n, created, secs)
         new = self._fold_tallies(span)
+        walk = sorted(k for k, t in self.tasks.items() if t.statuses.get("ok"))  # a whole read walks these
+        for wid, tid, n, created, secs in self.q.improvements(span, walk):
+            self.tasks[(wid, tid)].improve(before.get((wid, tid), 0) + n, created, secs)
         for job, wid, tid, status, error, n in self.q.errors(span, ERROR_CHARS + 1):
             head = error_head(error, status)
             self.tasks[(wid, tid)].errors[head] += n
             if job is not None:
                 self.job_tasks[(job, wid, tid)].errors[head] += n
-        for host, status, n in self.q.host_statuses(span):
+        for host, status, n, timed in self.q.host_statuses(span):
             self.host_statuses[host][status] += n
-        for job, b, n in self.q.bins(span, BIN_S * 1_000_000):
+            if status == "ok":
+                self.host_timed[host] += timed
+        for job, b, n in self.q.bins(span, BIN_S * 1_000_000, [*sorted(self.job_counts), None]):
             self.bins[job][b] += n
         self._sample(span)
         self.q.mark_read(span, hi)
@@ -155,11 +164,6 @@ class Study:
         total = sum(t.n for t in self.tasks.values())
         new_host = any(h not in self.host_medians for h in self.host_statuses)
         return total if total and (total >= self._medians_at * MEDIAN_GROWTH or new_host) else None
-
-    def set_medians(self, rows: list[tuple], at_total: int) -> None:
-        """Install host medians computed (elsewhere, see ``server.StudyService``) when the study had ``at_total``."""
-        self.host_medians = {h: (b, r) for h, b, r in rows}
-        self._medians_at = at_total
 
     def _task_of(self, wid: int, tid: int) -> _Task:
         task = self.tasks.get((wid, tid))

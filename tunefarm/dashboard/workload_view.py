@@ -15,7 +15,6 @@ from typing import Any
 
 from tunefarm.dashboard.queries import StudyQueries
 from tunefarm.database.decisions import decision_columns
-from tunefarm.database.report import pretty_trace
 from tunefarm.schedule.trace import Trace
 
 MAX_CATEGORIES = 40  # values of one decision shown; the rarest are left out beyond that
@@ -26,6 +25,8 @@ def sch_calls(trace_json: str) -> str:
     try:
         return str(Trace.from_json(json.loads(trace_json)))
     except Exception:  # noqa: BLE001 - a trace from another version of tunefarm is still shown
+        # the report module loads pandas: only for a trace this version cannot read, not at every start
+        from tunefarm.database.report import pretty_trace
         try:
             return pretty_trace(json.loads(trace_json))
         except ValueError:
