@@ -37,6 +37,7 @@ class Record:
     trial: int | None = 0
     created: float | None = None
     model_version: int | None = None  # the cost model version that chose it (0: chosen before any model)
+    cpu_model: str | None = None      # the measuring host's CPU model name (provenance: the target string is LLVM's)
 
     @classmethod
     def coerce(cls, obj: Any) -> "Record":
@@ -89,6 +90,14 @@ class TuningRecord:
     trial: int
     created: _dt.datetime
     flop: float | None = None
+    confirmed: tuple | None = None    # (median, p10, p90) seconds of its confirmation on a quiet host, if any
+    codegen: tuple | None = None      # (llvmlite, LLVM) versions of the job that measured it; None: unknown
+    cpu_model: str | None = None
+
+    @property
+    def trusted_secs(self) -> float | None:
+        """The figure ``best`` / ``top_k`` rank by: the confirmed median when there is one, else the farm's."""
+        return self.confirmed[0] if self.confirmed else self.result.median_secs
 
     @property
     def status(self) -> MeasureStatus:
@@ -164,4 +173,5 @@ def prepare_row(obj: Any, created_default: int) -> tuple:
     run_json = json.dumps([float(s) for s in result.run_secs])
     return (rec.workload_key, rec.target, job_id, trial, trace_to_text(rec.trace_json), rec.program_hash,
             result.status.value, run_json, stats.median, stats.mean, stats.min, build, error,
-            str(result.host or ""), created, opt_int(rec.model_version, "model_version"))
+            str(result.host or ""), created, opt_int(rec.model_version, "model_version"),
+            None if rec.cpu_model is None else nonempty_str(rec.cpu_model, "cpu_model")[:200])

@@ -279,9 +279,11 @@ class TuningJob:
         _, t, entry, version = d.work.tag  # the model version that scored the pick
         t.measures_in_flight -= 1
         t.state.inflight = 1 if t.measures_in_flight else 0
+        cpu = None
         if d.status is DoneStatus.OK:
             result = MeasureResult.from_dict(d.value["result"])
             self.replays += bool(d.value.get("replayed"))
+            cpu = d.value.get("cpu_model")  # provenance: the CPU that timed it
         else:
             result = MeasureResult(_LOST[d.status], [], 0.0, d.error, d.host)
         self.farm.record_trial(result, t.name)
@@ -289,7 +291,7 @@ class TuningJob:
         t.search.measured_result(entry, lat)
         self.model.add([entry.features], [t.key], [lat])
         self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
-                                           None, model_version=version))  # numbered at commit, across jobs
+                                           None, model_version=version, cpu_model=cpu))  # numbered at commit
         t.state.trials += 1
         if result.ok:
             t.state.best_latency = min(t.state.best_latency, result.median_secs)
