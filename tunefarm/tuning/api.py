@@ -38,9 +38,13 @@ from ..search.task_scheduler import TaskState
 from ..search.task_scheduler import create as create_task_scheduler
 from ..search.workloads import as_prim_func, as_workload
 from ..target import Target, as_target, check_known_cpu
+from .confirm import DEFAULT_TOP, confirm_tasks
 from .job import TuningJob
 from .job_task import JobTask
 from .limits import check_buffers, check_seed, check_timeout
+from .patience import Patience, check_patience
+from .time_budget import STATUS as TIME_BUDGET_STATUS
+from .time_budget import TimeBudget
 from .warm_start import warm_start
 
 log = logging.getLogger("tunefarm.tuning")
@@ -72,6 +76,8 @@ class TuneResult:
     driver_cpu_secs: float = 0.0  # all CPU of the driver process during the job (search, model, database, farm)
     busy_secs: float = 0.0        # seconds the workers spent on this job's work
     replayed: int = 0             # measurements whose worker had not produced the program (it replayed the trace)
+    status: str = "finished"      # as stored for the job: finished, finished_with_errors, time budget
+    confirmed: list = dataclasses.field(default_factory=list)  # per task, its confirmation (tuning/confirm.py)
 
     def best_record(self, task: int | str = 0):
         """The database's best record (any job) of a task, by index or name, or None."""
@@ -115,7 +121,9 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                farm=None, seed: int | None = None, *, strategy: str = "evolutionary",
                task_scheduler: str = "gradient", postprocs=None, timeout_s: float | dict = 10.0,
                progress: bool | None = None, max_trials_per_task: int | None = None, job_name: str | None = None,
-               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR) -> TuneResult:
+               raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR,
+               time_budget_s: float | None = None, patience: int | None = None,
+               confirm: int = DEFAULT_TOP) -> TuneResult:
     """Tune several workloads in one job, sharing the trial budget by the task scheduler.
 
     ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
@@ -128,9 +136,17 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     trial (build + check + timing), or a dict ``task name -> seconds`` (10 s for tasks not named).
     ``early_stop``: a candidate whose check run and first two timed repeats are all slower than this multiple of
     its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
-    candidate ``repeat`` times.
+    candidate ``repeat`` times. ``time_budget_s``: stop the job cleanly after that many seconds (its status then
+    reads ``time budget``). ``patience``: a task that has not improved its best in that many measured trials ends
+    and leaves its share to the others (a dict ``task name -> trials`` sets it per task). ``confirm``: when the job ends, the best ``confirm`` programs of each
+    task are re-timed together on this host with no other timing there (0: not), and ``best`` / ``top_k`` /
+    ``compile`` rank by that confirmed figure.
     """
     _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed)
+    clock = TimeBudget(time_budget_s)  # the budget counts from the call: farm start-up and warm start included
+    check_patience(patience)
+    if isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0:
+        raise ValueError(f"confirm must be an integer >= 0 (programs to re-time per task), got {confirm!r}")
     t0, cpu0 = time.perf_counter(), time.process_time()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
     own_farm = farm is None
@@ -160,10 +176,15 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                         max_trials=max_trials, trials_per_round=trials_per_round, timeout_s=timeout_s,
                         measure=dict(DEFAULT_MEASURE), early_stop=early_stop, progress=progress_view,
                         failures=watch)
-        status = "failed"
+        job.time_budget, job.patience = clock, Patience(patience)
+        status, confirmed = "failed", []
         try:
             job.run(remaining)
             status = "finished_with_errors" if any(t.error for t in jtasks) else "finished"
+            status = TIME_BUDGET_STATUS if clock.spent else status
+            if confirm:
+                confirmed = confirm_tasks(db, [t.key for t in jtasks if math.isfinite(t.state.best_latency)],
+                                          str(target), confirm, clock.deadline)
         finally:
             db.finish_job(job_id, status)
             progress_view.finish()
@@ -173,7 +194,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     errors = {t.name: t.error for t in jtasks if t.error}
     result = TuneResult(db, job_id, str(target), [t.state for t in jtasks], [t.key for t in jtasks],
                         job.new_trials, time.perf_counter() - t0, model, errors, job.search_cpu, job.model_cpu,
-                        time.process_time() - cpu0, job.busy_secs, job.replays)
+                        time.process_time() - cpu0, job.busy_secs, job.replays, status, confirmed)
     if errors and raise_on_error:
         raise SearchError("; ".join(errors.values()))
     return result

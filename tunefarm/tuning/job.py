@@ -28,6 +28,8 @@ from ..runtime.measure_result import MeasureResult, MeasureStatus
 from ..search.failure_watch import FailureWatch
 from ..search.progress import Progress
 from .job_task import JobTask
+from .patience import Patience
+from .time_budget import TimeBudget
 
 log = logging.getLogger("tunefarm.tuning")
 
@@ -66,6 +68,8 @@ class TuningJob:
         self.replays = 0            # measurements whose program was not cached on the worker that measured it
         self.search_cpu = 0.0       # driver CPU choosing and scoring candidates
         self.model_cpu = 0.0        # driver CPU installing models
+        self.time_budget = TimeBudget()  # the job's deadline, if it has one (time_budget.py)
+        self.patience = Patience()       # ends tasks that stopped improving (patience.py)
 
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, budget: int) -> None:
@@ -75,9 +79,11 @@ class TuningJob:
                 self._fill()
                 if not self.farm.pending:
                     break
-                for d in self.farm.poll(POLL_S):
+                for d in self.farm.poll(self.time_budget.wait(POLL_S)):
                     self._done(d)  # their records are stored by the next step's transaction
                 self._heartbeat()
+            if self.time_budget.spent:
+                self.time_budget.wind_down(self.farm, self._done)  # in flight: stored within a grace, else dropped
             self._drain()
         finally:
             self._commit()
@@ -88,10 +94,10 @@ class TuningJob:
                     t.search.error = self.failures.summary(t.name)  # never succeeded: say why
 
     def _measuring(self) -> bool:
-        """Measurements are still in flight, or could still be handed out."""
-        if any(t.measures_in_flight for t in self.tasks):
-            return True
-        return self.submitted < self.budget and any(t.open() for t in self.tasks)
+        """Measurements are still in flight, or could still be handed out (and the time budget is not spent)."""
+        work = (any(t.measures_in_flight for t in self.tasks)
+                or self.submitted < self.budget and any(t.open() for t in self.tasks))
+        return work and not self.time_budget.expired()  # only a job with work left is ended by its deadline
 
     def _drain(self) -> None:
         """Wait for search and training work still in flight (its results are no longer needed)."""
@@ -293,6 +299,8 @@ class TuningJob:
         self.pending_records.append(Record(t.key, entry.trace, entry.hash, self.target, result, self.job_id,
                                            None, model_version=version, cpu_model=cpu))  # numbered at commit
         t.state.trials += 1
+        if self.patience.measured(t.name, result.median_secs if result.ok else None):
+            t.ended = t.state.ended = "patience"  # its share of the budget goes to the tasks still improving
         if result.ok:
             t.state.best_latency = min(t.state.best_latency, result.median_secs)
         elif result.error:

@@ -55,6 +55,7 @@ class JobTask:
         self.round_results = 0      # results since the task's last round closed
         self.max_trials: float = math.inf
         self.budget_spent = False   # the database says the budget is used up (concurrent jobs share it)
+        self.ended: str | None = None  # why the task ended before its budget (patience), if it did
 
     # -- state -------------------------------------------------------------------------------------------
     @property
@@ -66,7 +67,7 @@ class JobTask:
 
     def open(self) -> bool:
         """Still searching and measuring (no error, space not used up, budget left)."""
-        if self.error is not None or not self.budget_left():
+        if self.error is not None or self.ended or not self.budget_left():
             return False
         return not self.search.exhausted(self.requests_in_flight)
 
