@@ -34,10 +34,16 @@ def best_rows(db, workload: str | None, target: str | None) -> list[dict]:
                 continue
             rows.append({"workload": rec.workload_name, "workload_key": rec.workload_key, "target": rec.target,
                          "median_us": rec.median_us, **_confirmed_us(rec), "gflops": rec.gflops, "trial": rec.trial,
-                         "job_id": rec.job_id, "job_status": None if rec.job_id is None else db.job_state(rec.job_id),
+                         "job_id": rec.job_id,
+                         "job_status": None if rec.job_id is None else _owner(db, rec).job_state(rec.job_id),
                          "record_id": rec.record_id, "program_hash": rec.program_hash,
                          "trials": db.count_records(key, target=t), "trace": rec.trace_json})
     return rows
+
+
+def _owner(db, rec):
+    """The database whose ids a record carries (one of several read as one, or the only one)."""
+    return db.owner(rec) if hasattr(db, "owner") else db
 
 
 def _confirmed_us(rec) -> dict:
@@ -62,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
     elif rows:
         shown = [{**r, "key": r["workload_key"][:SHORT_KEY], "program": (r["program_hash"] or "")[:SHORT_KEY]}
                  for r in rows]
-        print(people_table(shown, ["workload", "key", "target", "median_us", "confirmed_us", "p10_us", "p90_us",
-                                   "gflops", "trials", "trial", "job_id", "job_status", "program"],
-                           shorten={"workload": 32}))
+        confirmed = ["confirmed_us", "p10_us", "p90_us"] if any(r["confirmed_us"] for r in rows) else []
+        print(people_table(shown, ["workload", "key", "target", "median_us", *confirmed, "gflops", "trials", "trial",
+                                   "job_id", "job_status", "program"], shorten={"workload": 32}))
     if not rows:  # an empty answer, not an error: said on stderr, and the exit status says it too
         where = f" for workload {args.workload!r}" if args.workload else ""
         where += f" on target {args.target!r}" if args.target else ""

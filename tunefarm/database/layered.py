@@ -10,6 +10,7 @@ the ``database`` column says whose.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -56,12 +57,13 @@ class LayeredDatabase(TraceDatabase):
         return self.writer.store_confirmed(figures)
 
     # -- reads: the union ------------------------------------------------------------------------------------
-    def _each(self, method: str, *args, **kwargs) -> list:
-        """``method`` of every member that knows the workload (an unknown one answers nothing)."""
+    def _each(self, method: str, *args, **kwargs) -> list[tuple[int, Any]]:
+        """``(member index, answer)`` of ``method`` of every member that knows the workload (an unknown one
+        answers nothing)."""
         out = []
-        for m in self.members:
+        for i, m in enumerate(self.members):
             try:
-                out.append(getattr(m, method)(*args, **kwargs))
+                out.append((i, getattr(m, method)(*args, **kwargs)))
             except UnknownWorkloadError:
                 continue
         if not out:
@@ -69,23 +71,28 @@ class LayeredDatabase(TraceDatabase):
         return out
 
     def measured_hashes(self, workload: Any, target: str) -> set[str]:
-        return set().union(*self._each("measured_hashes", workload, target))
+        return set().union(*(a for _, a in self._each("measured_hashes", workload, target)))
 
     def get_workload(self, workload: Any):
-        return self._each("get_workload", workload)[0]
+        return self._each("get_workload", workload)[0][1]
 
     def top_k(self, workload: Any, k: int = 10, target: str | None = None) -> list:
         if target is None:  # one target for all members, or AmbiguousTargetError as a single store says
             target = _only_target(self, workload)
         ranked, seen = [], set()
-        for i, recs in enumerate(self._each("top_k", workload, k, target=target)):
+        for i, recs in self._each("top_k", workload, k, target=target):
             for rec in recs:
                 ident = rec.program_hash or (i, rec.record_id)
                 if ident not in seen:  # the earlier member's record of a program both hold
                     seen.add(ident)
-                    ranked.append((rec.trusted_secs, i, rec.record_id, rec))
+                    ranked.append((rec.trusted_secs, i, rec.record_id,
+                                   dataclasses.replace(rec, source=self.members[i].path)))
         ranked.sort(key=lambda r: r[:3])  # a tie goes to the earlier member
         return [r[3] for r in ranked[:k]]
+
+    def owner(self, record) -> TraceDatabase:
+        """The member a record of ``top_k`` / ``best`` came from (its ids, job included, are that member's)."""
+        return next((m for m in self.members if m.path == record.source), self.writer)
 
     def best(self, workload: Any, target: str | None = None):
         top = self.top_k(workload, 1, target=target)
@@ -94,11 +101,12 @@ class LayeredDatabase(TraceDatabase):
     def count_records(self, workload: Any = None, target: str | None = None, job: int | None = None) -> int:
         if job is not None:
             return self.writer.count_records(workload, target, job)
-        return sum(self._each("count_records", workload, target)) if workload is not None else sum(
+        return sum(a for _, a in self._each("count_records", workload, target)) if workload is not None else sum(
             m.count_records(None, target) for m in self.members)
 
     def targets(self, workload: Any = None) -> list[str]:
-        lists = self._each("targets", workload) if workload is not None else [m.targets() for m in self.members]
+        lists = ([a for _, a in self._each("targets", workload)] if workload is not None
+                 else [m.targets() for m in self.members])
         return sorted(set().union(*lists))
 
     def records(self, workload: Any = None, target: str | None = None, status: Any = None, decisions: bool = True):

@@ -93,6 +93,7 @@ class TuningRecord:
     confirmed: tuple | None = None    # (median, p10, p90) seconds of its confirmation on a quiet host, if any
     codegen: tuple | None = None      # (llvmlite, LLVM) versions of the job that measured it; None: unknown
     cpu_model: str | None = None
+    source: str | None = None         # the database it was read from, when several were read as one (layered)
 
     @property
     def trusted_secs(self) -> float | None:

@@ -45,6 +45,8 @@ from .limits import check_buffers, check_seed, check_timeout
 from .patience import Patience, check_patience
 from .time_budget import STATUS as TIME_BUDGET_STATUS
 from .time_budget import TimeBudget
+from .transfer import DEFAULT as TRANSFER_DEFAULT
+from .transfer import transfer as transfer_records
 from .warm_start import warm_start
 
 log = logging.getLogger("tunefarm.tuning")
@@ -91,8 +93,9 @@ class TuneResult:
 
     @property
     def best_latency_us(self) -> float:
+        """The best's confirmed median when it has one (``confirm.py``), else the farm's, in microseconds."""
         rec = self.best_record(0)
-        return math.nan if rec is None else rec.median_us
+        return math.nan if rec is None else rec.trusted_secs * 1e6
 
     @property
     def trials_per_second(self) -> float:
@@ -123,7 +126,7 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                progress: bool | None = None, max_trials_per_task: int | None = None, job_name: str | None = None,
                raise_on_error: bool = False, early_stop: float | None = EARLY_STOP_FACTOR,
                time_budget_s: float | None = None, patience: int | None = None,
-               confirm: int = DEFAULT_TOP) -> TuneResult:
+               confirm: int = DEFAULT_TOP, transfer: bool = TRANSFER_DEFAULT) -> TuneResult:
     """Tune several workloads in one job, sharing the trial budget by the task scheduler.
 
     ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
@@ -136,17 +139,14 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     trial (build + check + timing), or a dict ``task name -> seconds`` (10 s for tasks not named).
     ``early_stop``: a candidate whose check run and first two timed repeats are all slower than this multiple of
     its task's best latency so far is not timed further (see ``EARLY_STOP_FACTOR``); None or 0 times every
-    candidate ``repeat`` times. ``time_budget_s``: stop the job cleanly after that many seconds (its status then
-    reads ``time budget``). ``patience``: a task that has not improved its best in that many measured trials ends
-    and leaves its share to the others (a dict ``task name -> trials`` sets it per task). ``confirm``: when the job ends, the best ``confirm`` programs of each
-    task are re-timed together on this host with no other timing there (0: not), and ``best`` / ``top_k`` /
-    ``compile`` rank by that confirmed figure.
+    candidate ``repeat`` times. ``time_budget_s``: stop cleanly after that many seconds (status ``time budget``).
+    ``patience``: a task not improved in that many measured trials ends, its share going to the others (or a dict
+    ``task name -> trials``). ``confirm``: at the end, each task's ``confirm`` best are re-timed together on this
+    quiet host (0: not; ``confirm.py``). ``transfer``: the cost model starts from other workloads' records.
     """
     _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed)
+    _check_bounds(patience, confirm)
     clock = TimeBudget(time_budget_s)  # the budget counts from the call: farm start-up and warm start included
-    check_patience(patience)
-    if isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0:
-        raise ValueError(f"confirm must be an integer >= 0 (programs to re-time per task), got {confirm!r}")
     t0, cpu0 = time.perf_counter(), time.process_time()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
     own_farm = farm is None
@@ -161,30 +161,32 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
             t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
             db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
         existing = warm_start(jtasks, db, str(target), farm, model)  # the loop trains the model on a worker
+        if transfer:
+            transfer_records(jtasks, db, str(target), farm, model, lambda f: resolve_space(None, target),
+                             default_postprocs() if postprocs is None else list(postprocs), target_cores(target))
         config = {"tasks": [[t.name, t.key, t.state.weight] for t in jtasks], "target": str(target),
                   "max_trials": max_trials, "trials_per_round": trials_per_round, "strategy": str(strategy),
-                  "task_scheduler": str(task_scheduler), "seed": seed,
-                  "spaces": [t.tune_task.space.name for t in jtasks], "early_stop": early_stop}
+                  "task_scheduler": str(task_scheduler), "seed": seed, "early_stop": early_stop,
+                  "spaces": [t.tune_task.space.name for t in jtasks], "time_budget_s": time_budget_s,
+                  "patience": patience, "confirm": confirm, "transfer": transfer}
         job_id = db.start_job(job_name or "+".join(t.name for t in jtasks)[:200], config)
         remaining = max(0, max_trials - existing)
         if existing:
             log.info("resuming: %d trials already in %s, %d to go (max_trials=%d counts stored trials)",
                      existing, db.path, remaining, max_trials)
-        watch = FailureWatch()  # stops a task whose first rounds all fail with one error
-        progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=watch)
+        progress_view = Progress([t.state for t in jtasks], max_trials, live=progress, failures=FailureWatch())
         job = TuningJob(jtasks, target, db, farm, model, create_task_scheduler(task_scheduler, seed), job_id=job_id,
                         max_trials=max_trials, trials_per_round=trials_per_round, timeout_s=timeout_s,
                         measure=dict(DEFAULT_MEASURE), early_stop=early_stop, progress=progress_view,
-                        failures=watch)
+                        failures=progress_view.failures)  # the watch stops a task whose first rounds all fail
         job.time_budget, job.patience = clock, Patience(patience)
         status, confirmed = "failed", []
         try:
             job.run(remaining)
-            status = "finished_with_errors" if any(t.error for t in jtasks) else "finished"
-            status = TIME_BUDGET_STATUS if clock.spent else status
-            if confirm:
-                confirmed = confirm_tasks(db, [t.key for t in jtasks if math.isfinite(t.state.best_latency)],
-                                          str(target), confirm, clock.deadline)
+            status = TIME_BUDGET_STATUS if clock.spent else "finished_with_errors" if any(
+                t.error for t in jtasks) else "finished"
+            confirmed = confirm_tasks(db, [t.key for t in jtasks if math.isfinite(t.state.best_latency)],
+                                      str(target), confirm, clock.deadline) if confirm else []
         finally:
             db.finish_job(job_id, status)
             progress_view.finish()
@@ -198,6 +200,12 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     if errors and raise_on_error:
         raise SearchError("; ".join(errors.values()))
     return result
+
+
+def _check_bounds(patience, confirm) -> None:
+    check_patience(patience)
+    if isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0:
+        raise ValueError(f"confirm must be an integer >= 0 (programs to re-time per task), got {confirm!r}")
 
 
 def _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed) -> None:
