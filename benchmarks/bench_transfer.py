@@ -3,8 +3,10 @@ job without transfer finds in ``--trials`` trials, with and without transfer, si
 
     python benchmarks/bench_transfer.py [--sources matmul-128,matmul-64x256x128,dense-relu-784-128]
                                         [--held-out matmul-96x192x160] [--trials 256] [--seeds 3] [--workers 2]
+                                        [--study study.sqlite] [--first-seed 1]
 
-First a study: one job per source workload (``--trials`` each, one database). Then per seed two jobs on the
+First a study: one job per source workload (``--trials`` each, one database; ``--study PATH`` keeps it there, and
+a later run given the same path reuses it: more seeds with ``--first-seed``). Then per seed two jobs on the
 held-out workload, each in its own copy of the study: ``transfer=False`` and ``transfer=True`` (the model starts
 from the sources' records). For a seed, the goal is within ``--within`` (2%) of the no-transfer job's best after
 ``--trials`` trials (a single timing's noise must not make the goal unreachable); printed per seed: the trial
@@ -43,10 +45,13 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--within", type=float, default=0.02)
+    p.add_argument("--study", default=None, help="the study's database: reused if it exists, else built and kept")
+    p.add_argument("--first-seed", type=int, default=1)
     args = p.parse_args()
     target = Target("llvm -num-cores=1")
     tmp = tempfile.mkdtemp(prefix="bench-transfer-")
-    study = os.path.join(tmp, "study.sqlite")
+    study = args.study or os.path.join(tmp, "study.sqlite")
+    reuse = args.study is not None and os.path.exists(study)
     held = builtin_workload(args.held_out)
     key = workload_key(held)
     kw = dict(trials_per_round=32, farm=None, progress=False, confirm=0)
@@ -54,11 +59,11 @@ def main() -> None:
         kw["farm"] = farm
         tune(builtin_workload("add-1024"), target, max_trials=4, database=os.path.join(tmp, "warm.sqlite"),
              seed=0, **{**kw, "trials_per_round": 4})
-        for i, name in enumerate(args.sources.split(",")):
+        for i, name in enumerate([] if reuse else args.sources.split(",")):
             tune(builtin_workload(name), target, max_trials=args.trials, database=study, seed=100 + i, **kw)
             print(f"study: {name}: {args.trials} trials", flush=True)
         rows = []
-        for seed in range(1, args.seeds + 1):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             dbs = {}
             for mode in (False, True):
                 path = os.path.join(tmp, f"s{seed}-{int(mode)}.sqlite")

@@ -41,7 +41,7 @@ def test_confirm_then_best_shows_the_confirmed_figures(real_study, capsys):
     assert main(["confirm", "--db", store_name(db), "--top", "0"]) == 2
 
 
-def test_best_over_two_databases_reads_both_first_one_first(real_study, new_store, capsys):
+def test_best_over_two_databases_reads_both_first_one_first(real_study, new_store, tmp_path, capsys):
     db, info = real_study
     key = info["workloads"]["relu-32"]
     w = db.get_workload(key)
@@ -56,6 +56,10 @@ def test_best_over_two_databases_reads_both_first_one_first(real_study, new_stor
                                                                 for t in db.targets(k)}
     relu = next(r for r in rows if r["workload_key"] == key)
     assert relu["program_hash"] == programs[-1][1] and relu["median_us"] == 1.01e-1  # mine: the faster one
+    html = tmp_path / "r.html"
+    assert main(["report", "--db", store_name(mine), "--db", store_name(db), "-o", str(html)]) == 0
+    text = html.read_text()
+    assert programs[-1][1][:16] in text and "code generator" in text  # mine's record among the team's study
     matmul = info["workloads"]["matmul-16"]
     assert next(r for r in rows if r["workload_key"] == matmul and r["target"] == TARGET_A)["record_id"] == \
         db.best(matmul, TARGET_A).record_id  # only the second database holds it
