@@ -83,8 +83,8 @@ def task_table(tasks: list[TaskState], failures=None) -> str:
     if errors:
         out += ["Tasks with no successful trial (status: first line of the error):"] + errors
     if ended:
-        out += ["Tasks ended early, their share of the trials given to the others (no better program in the "
-                "last --patience trials):"] + ended
+        out += ["Tasks ended early, their share of the trials given to the others (not 1% better in their last "
+                "`patience` trials):"] + ended
     out.append(f"Total trials: {sum(t.trials for t in tasks)}")
     out.append(f"Total latency (us): {total_lat:g}")
     return "\n".join(out)
