@@ -26,7 +26,9 @@ from .warm_start import CHUNK
 
 log = logging.getLogger("tunefarm.tuning")
 
-DEFAULT = False             # measured (see the module doc and the README): it did not help by 20% or more
+# measured (README, benchmarks/bench_transfer.py): held-out matmul-96x192x160 over 9 seeds, trials to come within 2%
+# of a 256-trial job's best: median 28 without transfer, 44 with (per seed 0.02x-12.8x): no 20% gain, so off
+DEFAULT = False
 TRANSFER_PER_WORKLOAD = 64  # fastest records per other workload (and as many at random)
 
 
