@@ -85,10 +85,10 @@ class LayeredDatabase(TraceDatabase):
                 ident = rec.program_hash or (i, rec.record_id)
                 if ident not in seen:  # the earlier member's record of a program both hold
                     seen.add(ident)
-                    ranked.append((rec.trusted_secs, i, rec.record_id,
+                    ranked.append((*rec.rank, i, rec.record_id,
                                    dataclasses.replace(rec, source=self.members[i].path)))
-        ranked.sort(key=lambda r: r[:3])  # a tie goes to the earlier member
-        return [r[3] for r in ranked[:k]]
+        ranked.sort(key=lambda r: r[:4])  # a tie goes to the earlier member
+        return [r[4] for r in ranked[:k]]
 
     def owner(self, record) -> TraceDatabase:
         """The member a record of ``top_k`` / ``best`` came from (its ids, job included, are that member's)."""

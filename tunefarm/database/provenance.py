@@ -18,8 +18,10 @@ JOB_COLUMNS = ("tunefarm_version", "llvmlite_version", "llvm_version")
 # the columns of a record query (records r LEFT JOIN jobs j) that ``record_fields`` reads, in order
 RECORD_SQL = ("r.confirmed_secs, r.confirmed_p10_secs, r.confirmed_p90_secs, j.llvmlite_version, "
               "j.llvm_version, r.cpu_model")
-# best first: the confirmed median where a record has one, else the farm's; ties by commit order
-TRUSTED_ORDER = "coalesce(r.confirmed_secs, r.median_secs), r.id"
+# best first: confirmed records by their confirmed median, then the others by the farm's (the two figures come
+# from different conditions, so they are not compared: an unconfirmed record outranks none that is confirmed);
+# ties by commit order
+TRUSTED_ORDER = "(r.confirmed_secs IS NULL), coalesce(r.confirmed_secs, r.median_secs), r.id"
 
 
 def _version(package: str) -> str | None:

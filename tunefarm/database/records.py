@@ -97,8 +97,14 @@ class TuningRecord:
 
     @property
     def trusted_secs(self) -> float | None:
-        """The figure ``best`` / ``top_k`` rank by: the confirmed median when there is one, else the farm's."""
+        """The record's most trusted figure: the confirmed median when there is one, else the farm's."""
         return self.confirmed[0] if self.confirmed else self.result.median_secs
+
+    @property
+    def rank(self) -> tuple:
+        """What ``best`` / ``top_k`` order by: confirmed records first, by their confirmed median, then the
+        others by the farm's (``provenance.TRUSTED_ORDER``)."""
+        return self.confirmed is None, self.trusted_secs
 
     @property
     def status(self) -> MeasureStatus:

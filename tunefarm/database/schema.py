@@ -120,8 +120,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE records ADD COLUMN confirmed_secs REAL",
         "ALTER TABLE records ADD COLUMN confirmed_p10_secs REAL",
         "ALTER TABLE records ADD COLUMN confirmed_p90_secs REAL",
-        "CREATE INDEX records_trusted ON records(workload_id, target_id, (coalesce(confirmed_secs, median_secs))) "
-        "WHERE status = 'ok'",
+        "CREATE INDEX records_trusted ON records(workload_id, target_id, (confirmed_secs IS NULL), "
+        "(coalesce(confirmed_secs, median_secs))) WHERE status = 'ok'",
     )),
 )
 

@@ -4,11 +4,12 @@ The farm's best is the fastest of many single measurements taken beside other wo
 its luck and its neighbours' load (on a 16-core host with 14 workers the farm's bests read 1.06-1.13x slower
 than one worker's). So when a job ends, and on demand (``tunefarm confirm``), the K best records of each
 workload (default 5) are built again in this process and timed in interleaved rounds (every round times each
-program once, in a rotated order: the fastest of ``BLOCKS`` blocks of calls of at least ``BLOCK_S`` each, so a
-block another process preempted on a busy host does not count) while this process holds every
+program once, in a rotated order, a block of calls of at least ``BLOCK_S``) while this process holds every
 timing slot of the host (``farm/quiet_host.py``): no farm worker times meanwhile. Each program's rounds give a
-median and a p10-p90 spread, stored beside the farm's figure (``database/confirmed.py``); ``best``, ``top_k``
-and ``compile`` then rank by it.
+median and a p10-p90 spread (each sample is one block as it ran, preempted or not: on a busy host the spread
+says how far one timing of the program may stray, and a later timing of it lands inside; taking the fastest of
+a few blocks per sample made a spread too narrow to hold the next session's figure, 2% off on a loaded VM),
+stored beside the farm's figure (``database/confirmed.py``); ``best``, ``top_k`` and ``compile`` then rank by it.
 
 A program is confirmed only on a host whose CPU is the record's target (else the workload is skipped, saying
 so); a program that no longer replays or builds is left unconfirmed with its reason.
@@ -34,10 +35,9 @@ from ..target import Target
 log = logging.getLogger("tunefarm.tuning")
 
 DEFAULT_TOP = 5
-ROUNDS = 21          # rounds of the interleaved timing (a p10 and a p90 need a score of samples)
+ROUNDS = 31          # rounds of the interleaved timing (a p10 and a p90 need a few dozen samples)
 MIN_ROUNDS = 7       # rounds kept even when the time cap cuts the timing short
-BLOCK_S = 0.001      # one block: back-to-back calls lasting at least this long (timer and call overhead vanish)
-BLOCKS = 3           # one sample: the fastest of this many blocks in a row (a block the OS preempted is dropped)
+BLOCK_S = 0.002      # one sample: back-to-back calls lasting at least this long (timer and call overhead vanish)
 MAX_SECONDS = 10.0   # timing rounds of one workload stop after this long (past MIN_ROUNDS)
 MIN_LEFT_S = 1.0     # a job's confirmation starts only with this much of its time budget left (builds take time)
 
@@ -91,7 +91,7 @@ def interleaved_rounds(programs: dict, rounds: int, max_seconds: float) -> dict[
         mod, arrays = programs[k]
         first = mod.time_evaluator("main", number=1, repeat=1, min_repeat_ms=BLOCK_S * 1e3)(*arrays)
         numbers[k] = first.number  # calls per block, calibrated once so every round times the same work
-        timers[k] = mod.time_evaluator("main", number=first.number, repeat=BLOCKS)
+        timers[k] = mod.time_evaluator("main", number=first.number, repeat=1)
     samples: dict = {k: [] for k in keys}
     t0 = time.monotonic()
     for r in range(rounds):
@@ -99,7 +99,7 @@ def interleaved_rounds(programs: dict, rounds: int, max_seconds: float) -> dict[
             break
         start = r % len(keys)
         for k in keys[start:] + keys[:start]:
-            samples[k].append(min(timers[k](*programs[k][1], warm_up=False).results))
+            samples[k].append(timers[k](*programs[k][1], warm_up=False).results[0])
     return samples
 
 
