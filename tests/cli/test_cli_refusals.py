@@ -132,3 +132,15 @@ def test_convnet_weights_of_the_wrong_shape_are_refused(tmp_path, capsys):
     np.savez(path, **state)
     _refused(capsys, "tune-model", ["tune-model", "convnet", "--farm", "local", "--workers", "1", "--trials", "1",
                                     "--db", str(tmp_path / "c.sqlite"), "--params", str(path)], first)
+
+
+@pytest.mark.parametrize("option,value,needle", [("--time-budget", "0", "--time-budget must be a number of seconds > 0"),
+                                                 ("--time-budget", "nan", "--time-budget must be a number"),
+                                                 ("--patience", "0", "--patience must be an integer >= 1"),
+                                                 ("--confirm", "-1", "--confirm must be >= 0")])
+def test_bad_budgets_are_refused_before_anything_starts(tmp_path, capsys, option, value, needle):
+    db = tmp_path / "d.sqlite"
+    _refused(capsys, "tune", _tune(db, option, value), needle)
+    assert not db.exists()
+    _refused(capsys, "tune-model", ["tune-model", "mlp", "--db", str(db), option, value], needle)
+    assert not db.exists()

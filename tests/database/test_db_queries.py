@@ -22,7 +22,9 @@ EXPECTED_DTYPES = {
     "median_us": "float64", "mean_us": "float64", "min_us": "float64", "gflops": "float64", "trial": "int64",
     "job_id": "Int64", "job": "str", "job_status": "str", "host": "str", "created": "datetime64[ns]",
     "build_secs": "float64", "error": "str", "program_hash": "str", "trace_json": "str", "repeats": "int64",
-    "model_version": "Int64",
+    "model_version": "Int64", "confirmed_us": "float64", "confirmed_p10_us": "float64",
+    "confirmed_p90_us": "float64", "cpu_model": "str", "tunefarm_version": "str", "llvmlite_version": "str",
+    "llvm_version": "str",
 }
 
 

@@ -34,7 +34,9 @@ def test_course_flow_tune_print_best_trace_and_compile(tmp_path, target, farm, c
     out = capsys.readouterr().out
     assert "sample_perfect_tile(loop=l2, n=2, max_innermost_factor=16, decision=[" in out
     assert best.decisions  # the decision of the sampled tile is part of the best trace
-    assert result.best_latency_us == df.median_us.min()
+    # the best ranks by its confirmed median (the end of the job re-timed the best on a quiet host)
+    assert df.confirmed_us.notna().sum() == 5
+    assert result.best_latency_us == df.confirmed_us.fillna(df.median_us).min()
 
     mod = tunefarm.compile(MyModule, database=db_path, target=target)
     rng = np.random.default_rng(0)
@@ -210,4 +212,4 @@ def test_course_flow_on_a_function_not_named_main(tmp_path, target, farm, worklo
     c = np.zeros((64, 64), np.float32)
     lib["mm"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-    assert tunefarm.Database(db_path).best(workload).median_us == result.best_latency_us
+    assert tunefarm.Database(db_path).best(workload).trusted_secs * 1e6 == result.best_latency_us

@@ -37,7 +37,8 @@ def test_best_fits_120_columns_and_takes_the_short_key_and_the_target_label(tune
     assert main(["best", "--db", tuned_db]) == 0
     lines = _fits(capsys.readouterr().out)
     assert lines[0] == f"target: {host.label()}"
-    assert lines[1].split()[:4] == ["workload", "key", "median_us", "gflops"]
+    # the job confirmed its best: its confirmed median and p10-p90 stand beside the farm's figure
+    assert lines[1].split()[:7] == ["workload", "key", "median_us", "confirmed_us", "p10_us", "p90_us", "gflops"]
     short_key = lines[2].split()[1]
     full_key = Database(tuned_db).get_workload("matmul-32").key
     assert full_key.startswith(short_key) and len(short_key) == 10

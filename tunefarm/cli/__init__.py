@@ -14,10 +14,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import bench, best, compile_model, dashboard, report, run_executable, transfer, tune, tune_model
+from . import bench, best, compile_model, confirm, dashboard, report, run_executable, transfer, tune, tune_model
 from .errors import CommandError
 
-COMMANDS = [tune, tune_model, best, report, dashboard, compile_model, run_executable, bench, transfer]
+COMMANDS = [tune, tune_model, best, confirm, report, dashboard, compile_model, run_executable, bench, transfer]
 
 
 def build_parser() -> argparse.ArgumentParser:

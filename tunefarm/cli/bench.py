@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from .db_option import add_db_option, open_db
 from .errors import CommandError
 from .output import nan_to_none, people_table
 
@@ -14,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Rebuild each workload's best trace for a target this CPU runs, check it "
                                    "against the unscheduled program and time both in alternating rounds "
                                    "(medians). The database is only read.")
-    p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
+    add_db_option(p)
     p.add_argument("--workload", help="workload key or name (default: all workloads)")
     p.add_argument("--target", help="only this target string (default: every target this CPU can run)")
     p.add_argument("--rounds", type=int, default=7, help="timings per measurement (median; default 7)")
@@ -24,12 +25,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the database and the compiler load when the command runs (see the package docstring)
-    from ..database import open_database
     from .bench_best import bench_best
 
     if args.rounds < 1:
         raise CommandError("--rounds must be at least 1")
-    with open_database(args.db, readonly=True) as db:
+    with open_db(args.db) as db:
         rows = [nan_to_none(r) for r in bench_best(db, args.workload, args.target, rounds=args.rounds)]
     if not rows:  # an empty answer, not an error (as with ``tunefarm best``)
         print("tunefarm bench: no successful record on a target this CPU can run", file=sys.stderr)

@@ -115,13 +115,15 @@ def _contenders(tuned, untuned, params: dict, x: np.ndarray) -> dict:
     return contenders
 
 
-def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed, save_dir, rounds, out) -> dict:
+def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed, save_dir, rounds, out,
+               tune_options: dict) -> dict:
     """Tune, compile (tuned and untuned), check, save and time the model at one batch size."""
     out(f"\n== batch {batch}: tuning (budget {trials} trials, stored trials count) ==")
     t0 = time.perf_counter()
     if trials > 0:
         farm.start()  # here, on the main thread, not on the job's measuring one
-        job = tune_model(mod, named_params, target=target, max_trials=trials, database=db, farm=farm, seed=seed)
+        job = tune_model(mod, named_params, target=target, max_trials=trials, database=db, farm=farm, seed=seed,
+                         **tune_options)
         out(f"tuning took {time.perf_counter() - t0:.1f} s")
         for error in job.errors.values():  # such a kernel keeps its default schedule
             out(f"NOTE: {error}")
@@ -146,9 +148,11 @@ def _one_batch(batch, params, named_params, mod, db, target, farm, trials, seed,
 
 def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str = "tune.sqlite", target=None,
                 farm: str = "ray", workers: int | None = None, ray_address: str | None = None, batch_sizes=(1, 64),
-                seed: int = 0, save_dir: str | None = None, rounds: int = 61, out=print) -> dict:
+                seed: int = 0, save_dir: str | None = None, rounds: int = 61, out=print,
+                tune_options: dict | None = None) -> dict:
     """Tune, compile, verify and time the MLP (see the module doc) on the farm named ``farm`` (``"ray"`` or
-    ``"local"``, started only when something is measured). Returns the measured figures."""
+    ``"local"``, started only when something is measured; ``tune_options``: ``time_budget_s``, ``patience``,
+    ``confirm`` for each job). Returns the measured figures."""
     params, source = find_mlp_params(params_path)
     out(f"weights: {source}")
     results = {"weights": source, "batches": {}, "kernels": []}
@@ -161,7 +165,7 @@ def run_mlp_job(params_path: str | None = None, trials: int = 256, db_path: str 
             for batch in batch_sizes:
                 mod, named = mlp(params).export({"forward": {"x": spec.Tensor((batch, 784), "float32")}})
                 res = _one_batch(batch, params, named, mod, db, target, farm_obj, trials, seed, save_dir, rounds,
-                                 out)
+                                 out, dict(tune_options or {}))
                 results["batches"][batch] = res
                 results["kernels"].extend(kernel_rows(mod, named, db, target, batch, res["kernels"]))
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from .db_option import add_db_option, open_db
 from .errors import CommandError
 
 
@@ -11,7 +12,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report of a trace database",
                        description="Write one HTML file (inline CSS/SVG, no network) with tuning curves, "
                                    "status breakdowns, throughput and top-k traces per workload.")
-    p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
+    add_db_option(p)
     p.add_argument("-o", "--output", required=True, help="HTML file to write")
     p.add_argument("--top-k", type=int, default=10, help="rows in each top-k table (default 10)")
     p.set_defaults(func=run)
@@ -19,7 +20,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # the database loads when the command runs (see the package docstring)
-    from ..database import open_database
     from ..database.report import write_report
 
     if args.top_k < 1:
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
-    with open_database(args.db, readonly=True) as db:
+    with open_db(args.db) as db:
         write_report(db, args.output, top_k=args.top_k)
         n = db.count_records()
     print(f"wrote {args.output} ({n} records)")

@@ -21,6 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "line, from one consistent snapshot. The database is only read.")
     p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
     p.add_argument("-o", "--output", required=True, help="JSON-lines file to write")
+    p.add_argument("--top-k", type=int, default=None, metavar="K",
+                   help="only the K best records of each workload and target, with their workloads and jobs "
+                        "(what compiling needs; default: everything)")
     p.set_defaults(func=run_export)
 
 
@@ -40,10 +43,12 @@ def run_import(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from ..database import open_database  # loads when the command runs (see the package docstring)
 
+    if args.top_k is not None and args.top_k < 1:
+        raise CommandError(f"--top-k must be at least 1, got {args.top_k}")
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CommandError(f"cannot write {args.output!r}: directory {out_dir!r} does not exist")
     with open_database(args.db, readonly=True) as db:
-        counts = db.export(args.output)
+        counts = db.export(args.output, top_k=args.top_k)
     print(f"wrote {args.output}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
     return 0

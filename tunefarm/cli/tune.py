@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from .errors import CommandError
+from .job_options import add_job_options, job_options
 from .output import show_logs
 
 REFUSED = 2  # exit status of input refused before anything started
@@ -37,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per trial (build + check + timing)")
     p.add_argument("--task-name", default=None)
     p.add_argument("--resume", action="store_true", help="continue a job on a database that has its records")
+    add_job_options(p)
     p.set_defaults(func=run)
 
 
@@ -78,8 +80,10 @@ def run(args: argparse.Namespace) -> int:
     from ..search.errors import SearchError
     from ..search.space import SpaceError
     from ..tuning.api import resolve_target, tune
+    from ..tuning.confirm import spread_text
 
     show_logs()
+    options = job_options(args)
     name, func, space, farm = _inputs(args)
     db = open_database(args.db)  # a database that cannot be opened fails here (DatabaseError), before the farm starts
     try:
@@ -99,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = tune(func, target=target, max_trials=args.trials, trials_per_round=args.trials_per_round,
                           space=space, database=db, farm=farm, seed=args.seed, task_name=args.task_name or name,
-                          strategy=args.strategy, timeout_s=args.timeout)
+                          strategy=args.strategy, timeout_s=args.timeout, **options)
         except (SearchError, SpaceError) as e:
             raise CommandError(str(e)) from None
     finally:
@@ -111,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         print("no successful trial")
         return 1
     gflops = f", {rec.gflops:.1f} GFLOP/s" if rec.gflops == rec.gflops else ""
-    print(f"best: {rec.median_us:.3f} us{gflops}")
+    stopped = "" if result.status == "finished" else f" (stopped: {result.status})"
+    confirmed = "" if not rec.confirmed else f"; confirmed {spread_text(*rec.confirmed)}"
+    print(f"best: {rec.median_us:.3f} us{gflops}{confirmed}{stopped}")
     print(rec.trace)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from .errors import CommandError
+from .job_options import add_job_options, job_options
 from .output import show_logs
 
 
@@ -27,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None, help="measuring workers (default: one per core)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save-dir", default=None, help="also save each compiled executable in this directory")
+    add_job_options(p)
     p.set_defaults(func=run)
 
 
@@ -68,24 +70,26 @@ def _checked_batches(args) -> tuple[int, ...]:
 
 def run(args: argparse.Namespace) -> int:
     show_logs()
+    options = job_options(args)
     batches = _checked_batches(args)
-    return _mlp_job(args, batches) if args.model == "mlp" else _tune_and_compile(args, batches)
+    return (_mlp_job(args, batches, options) if args.model == "mlp"
+            else _tune_and_compile(args, batches, options))
 
 
-def _mlp_job(args, batches: tuple[int, ...]) -> int:
+def _mlp_job(args, batches: tuple[int, ...], options: dict) -> int:
     """The course's MLP: the main job (tune, compile, check against numpy, time side by side)."""
     from .main_job import CheckFailed, run_mlp_job  # the tuning stack loads now (see the package docstring)
 
     try:
         run_mlp_job(args.params, trials=args.trials, db_path=args.db, target=args.target, farm=args.farm,
                     workers=args.workers, ray_address=args.ray_address, batch_sizes=batches, seed=args.seed,
-                    save_dir=args.save_dir)
+                    save_dir=args.save_dir, tune_options=options)
     except CheckFailed as e:
         raise CommandError(f"CHECK FAILED: {e}") from None
     return 0
 
 
-def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
+def _tune_and_compile(args, batches: tuple[int, ...], options: dict) -> int:
     """A model other than the MLP: tune and compile it per batch size (no numpy reference to check against)."""
     # the tuning stack loads when the command runs (see the package docstring)
     from ..database import open_database
@@ -102,7 +106,7 @@ def _tune_and_compile(args, batches: tuple[int, ...]) -> int:
             for batch in batches:
                 mod, params = load_model(args.model, args.params, batch)
                 tune_model(mod, params, target=args.target or farm.target, max_trials=args.trials, database=db,
-                           farm=farm, seed=args.seed)
+                           farm=farm, seed=args.seed, **options)
                 exe = compile_model(mod, params, db, args.target or farm.target)
                 print(f"batch {batch}: kernels {exe.kernels}")
                 if args.save_dir:

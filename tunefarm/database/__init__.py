@@ -7,7 +7,8 @@ store on a server that drivers on several hosts share (``postgres_database.py``)
 jobs and measured records (trace JSON + MeasureResult + target), answers the search's questions (best / top-k /
 already-measured program hashes), lets concurrent jobs share one workload's budget (claims, ``claims.py``),
 tells a live job from a killed one (``liveness.py``) and hands pandas DataFrames to people. ``best_schedule``
-(``best.py``) is the best stored record of a function replayed on it. ``report.write_report`` renders a
+(``best.py``) is the best stored record of a function replayed on it. ``database=[mine, team]`` reads several
+as one (``layered.py``). ``report.write_report`` renders a
 self-contained HTML report. Importing this package pulls in none of ray, xgboost, llvmlite or the compiler
 layers; pandas is imported on the first DataFrame query.
 """
@@ -21,6 +22,7 @@ from tunefarm.database.errors import (AmbiguousTargetError, CorruptDatabaseError
                                       DatabaseLockedError, InvalidRecordError, InvalidTraceError,
                                       JobNotRunningError, SchemaVersionError, UnknownJobError,
                                       UnknownWorkloadError)
+from tunefarm.database.layered import LayeredDatabase
 from tunefarm.database.records import Record, TuningRecord
 from tunefarm.database.schema import CURRENT_VERSION as SCHEMA_VERSION
 from tunefarm.database.sqlite_database import Database, WorkloadInfo
@@ -53,9 +55,16 @@ def create(kind: str, path: str | os.PathLike, **options) -> TraceDatabase:
 
 def open_database(database, *, readonly: bool = False) -> TraceDatabase | None:
     """What a ``database=`` argument names: a TraceDatabase as it is, a ``postgresql://`` URL opened as that
-    server's store, a path opened as the SQLite database there (never written with ``readonly``), None as None."""
+    server's store, a path opened as the SQLite database there (never written with ``readonly``), None as None,
+    and a list of these as one ``LayeredDatabase`` (reads see their union, the first one first; writes go to
+    the first)."""
     if database is None or isinstance(database, TraceDatabase):
         return database
+    if isinstance(database, (list, tuple)):
+        members = [open_database(d, readonly=readonly) for d in database]
+        if not members or None in members:
+            raise TypeError("a list of databases must name at least one, and no None")
+        return members[0] if len(members) == 1 else LayeredDatabase(members)
     if is_url(database):
         return create("postgresql", database, readonly=readonly)
     if isinstance(database, (str, os.PathLike)):
@@ -66,7 +75,8 @@ def open_database(database, *, readonly: bool = False) -> TraceDatabase | None:
 
 __all__ = [
     "AmbiguousTargetError", "BestSchedule", "CorruptDatabaseError", "Database", "DatabaseError",
-    "DatabaseLockedError", "InvalidRecordError", "InvalidTraceError", "JobNotRunningError", "KINDS", "Record",
+    "DatabaseLockedError", "InvalidRecordError", "InvalidTraceError", "JobNotRunningError", "KINDS",
+    "LayeredDatabase", "Record",
     "SCHEMA_VERSION", "SchemaVersionError", "TraceDatabase", "TuningRecord", "UnknownJobError",
     "UnknownWorkloadError", "WorkloadInfo", "best_record", "best_schedule", "create", "is_url", "open_database",
     "validate_trace",

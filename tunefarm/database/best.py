@@ -1,5 +1,6 @@
 """The best stored schedule of a function: its fastest successful record, and that record's trace replayed.
 
+Only records of this process's code generator count unless asked (``code_versions.VersionFilter``).
 Everything that uses tuning results starts here: ``tunefarm.compile`` of a tuned function, the kernels of a
 whole model, ``tunefarm bench``, the main job's kernel table and the TVM facade's ``compile_tir``. The trace
 is replayed through ``TuningRecord.trace``, which imports the schedule layer on first use.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tunefarm.database.base import TraceDatabase
+from tunefarm.database.code_versions import VersionFilter
 from tunefarm.database.errors import UnknownWorkloadError
 from tunefarm.database.records import TuningRecord
 from tunefarm.target import as_target, matching_target
@@ -44,8 +46,16 @@ def _stored_target(db: TraceDatabase, workload, target) -> str:
     return found if found in stored else canonical
 
 
-def best_schedule(db: TraceDatabase, func, target=None) -> BestSchedule | None:
-    """``func``'s best record and its trace replayed on ``func`` (``ScheduleError`` when it no longer
-    applies), or None when it was never tuned (on ``target``)."""
-    rec = best_record(db, func, target)
+def best_schedule(db: TraceDatabase, func, target=None, versions: VersionFilter | None = None) -> BestSchedule | None:
+    """``func``'s best record of this code generator (``versions``: which records count, and the count of
+    those passed over; by default other versions are skipped with a one-line notice) and its trace replayed on
+    ``func`` (``ScheduleError`` when it no longer applies), or None when it was never tuned (on ``target``)."""
+    own = versions is None
+    versions = VersionFilter() if own else versions
+    try:
+        rec = versions.best(db, func, None if target is None else _stored_target(db, func, target))
+    except UnknownWorkloadError:
+        rec = None
+    if own:
+        versions.notice()
     return None if rec is None else BestSchedule(rec, rec.trace.replay(func))

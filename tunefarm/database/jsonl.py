@@ -16,9 +16,11 @@ import math
 import sqlite3
 from typing import Any
 
-from tunefarm.database import import_check
+from tunefarm.database import confirmed as confirmed_figures
+from tunefarm.database import import_check, prune
 from tunefarm.database.errors import DatabaseError, InvalidRecordError, InvalidTraceError
 from tunefarm.database.records import Record, nonempty_str, opt_int, prepare_row
+from tunefarm.database.provenance import JOB_COLUMNS
 from tunefarm.database.schema import CURRENT_VERSION, INSERT_RECORD_OR_IGNORE
 from tunefarm.runtime.measure_result import MeasureResult
 
@@ -31,46 +33,55 @@ MAX_LINE_BYTES = 8 << 20
 # who ran a job (``liveness``): optional in a job line; a pid means something only in its own ``pid_space``
 _JOB_DRIVER = ("pid", "host", "pid_space", "pid_start", "heartbeat_us")
 _JOB_DRIVER_TYPES = (int, str, str, int, int)
+_CONFIRMED = ("confirmed_secs", "confirmed_p10_secs", "confirmed_p90_secs")  # optional in a record line
+_MAX_VERSION_TEXT = 100  # a version string or a CPU model name longer than this is not one
 
 
 def _dump(obj: dict) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def export_jsonl(conn: sqlite3.Connection, path: str) -> dict[str, int]:
-    """Write the whole database to ``path`` from one consistent snapshot (a read transaction)."""
+def export_jsonl(conn: sqlite3.Connection, path: str, top_k: int | None = None) -> dict[str, int]:
+    """Write the whole database to ``path`` from one consistent snapshot (a read transaction); with ``top_k``
+    only the ``top_k`` best records of each workload and target, their workloads and jobs (``prune.py``)."""
     counts = {"workloads": 0, "jobs": 0, "batches": 0, "records": 0}
+    where = prune.filters(top_k)
     conn.execute("BEGIN")
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(_dump({"type": FORMAT, "version": FORMAT_VERSION, "schema_version": CURRENT_VERSION}))
             for key, name, ir, flop, created in conn.execute(
-                    "SELECT key, name, ir_json, flop, created_us FROM workloads ORDER BY id"):
+                    "SELECT key, name, ir_json, flop, created_us FROM workloads" + where["workloads"][0]
+                    + " ORDER BY id", where["workloads"][1]):
                 f.write(_dump({"type": "workload", "key": key, "name": name, "ir_json": ir, "flop": flop,
                                "created_us": created}))
                 counts["workloads"] += 1
             for uid, name, config, started, finished, status, *driver in conn.execute(
                     "SELECT uid, name, config_json, started_us, finished_us, status, "
-                    + ", ".join(_JOB_DRIVER) + " FROM jobs ORDER BY id"):
+                    + ", ".join(_JOB_DRIVER + JOB_COLUMNS) + " FROM jobs" + where["jobs"][0] + " ORDER BY id",
+                    where["jobs"][1]):
                 f.write(_dump({"type": "job", "uid": uid, "name": name, "config": json.loads(config),
                                "started_us": started, "finished_us": finished, "status": status,
-                               **dict(zip(_JOB_DRIVER, driver))}))
+                               **dict(zip(_JOB_DRIVER + JOB_COLUMNS, driver))}))
                 counts["jobs"] += 1
             for uid, job, n, created in conn.execute(
                     "SELECT b.uid, j.uid, b.n_records, b.created_us FROM batches b "
-                    "LEFT JOIN jobs j ON j.id = b.job_id ORDER BY b.id"):
+                    "LEFT JOIN jobs j ON j.id = b.job_id " + ("WHERE 0 = 1 " if top_k else "") + "ORDER BY b.id"):
                 f.write(_dump({"type": "batch", "uid": uid, "job": job, "n_records": n, "created_us": created}))
                 counts["batches"] += 1
             for (uid, wkey, target, job, batch, trial, trace, phash, status, run_json, build, error, host,
-                 created, version) in conn.execute(
+                 created, version, cpu, *confirmed) in conn.execute(
                     "SELECT r.uid, w.key, t.target, j.uid, b.uid, r.trial, r.trace_json, r.program_hash, r.status, "
-                    "r.run_secs_json, r.build_secs, r.error, r.host, r.created_us, r.model_version FROM records r "
+                    "r.run_secs_json, r.build_secs, r.error, r.host, r.created_us, r.model_version, r.cpu_model, "
+                    + ", ".join("r." + c for c in _CONFIRMED) + " FROM records r "
                     "JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
-                    "LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN batches b ON b.id = r.batch_id ORDER BY r.id"):
+                    "LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN batches b ON b.id = r.batch_id"
+                    + where["records"][0] + " ORDER BY r.id", where["records"][1]):
                 line = _dump({"type": "record", "uid": uid, "workload": wkey, "target": target, "job": job,
-                              "batch": batch, "trial": trial, "program_hash": phash, "status": status,
-                              "build_secs": build, "error": error, "host": host, "created_us": created,
-                              "model_version": version})
+                              "batch": None if top_k else batch, "trial": trial, "program_hash": phash,
+                              "status": status, "build_secs": build, "error": error, "host": host,
+                              "created_us": created, "model_version": version, "cpu_model": cpu,
+                              **dict(zip(_CONFIRMED, confirmed))})
                 # stored trace / run-time texts are already compact JSON: splice them instead of re-encoding
                 f.write(f'{line[:-2]},"run_secs":{run_json},"trace":{trace}}}\n')
                 counts["records"] += 1
@@ -93,6 +104,10 @@ def _check_result_fields(d: dict) -> None:
             raise InvalidRecordError(f"{field} has the wrong type: {d.get(field)!r}"[:200])
 
 
+_CONFIRM_BY_UID = ("UPDATE records SET confirmed_secs = ?, confirmed_p10_secs = ?, confirmed_p90_secs = ? "
+                   "WHERE uid = ? AND confirmed_secs IS NULL")
+
+
 class _Importer:
     """Resolves references line by line and inserts with ON CONFLICT DO NOTHING (idempotent)."""
 
@@ -107,6 +122,7 @@ class _Importer:
         self.targets: dict[str, int] = {}
         self.ir_texts: dict[str, str] = {}  # workload key -> its IR JSON text (this file's, or the stored one)
         self.pending: list[tuple] = []
+        self.confirmed: list[tuple] = []     # (median, p10, p90, record uid) of the records this import stores
 
     # references: rows of this file, or rows already in the database
     def _ref(self, cache: dict, sql: str, value: Any, what: str, lineno: int) -> int | None:
@@ -143,13 +159,16 @@ class _Importer:
         known = self.conn.execute("SELECT 1 FROM jobs WHERE uid = ?", (uid,)).fetchone() is not None
         config = json.dumps(d.get("config") or {}, sort_keys=True, separators=(",", ":"), allow_nan=False)
         # a job seen running elsewhere and finished since: take the newer state, never the older
-        driver = [d.get(k) for k in _JOB_DRIVER]
-        for k, v, t in zip(_JOB_DRIVER, driver, _JOB_DRIVER_TYPES):
+        driver = [d.get(k) for k in _JOB_DRIVER + JOB_COLUMNS]  # versions: absent from older exports
+        for k, v, t in zip(_JOB_DRIVER + JOB_COLUMNS, driver, _JOB_DRIVER_TYPES + (str,) * len(JOB_COLUMNS)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, t)):
-                raise InvalidRecordError(f"job {k} must be {t.__name__} or null, got {v!r}")
+                raise InvalidRecordError(f"job {k} must be {t.__name__} or null, got {v!r}"[:200])
+        for k, v in zip(JOB_COLUMNS, driver[len(_JOB_DRIVER):]):
+            if v is not None and not 0 < len(v) <= _MAX_VERSION_TEXT:
+                raise InvalidRecordError(f"job {k} must be a version string, got {v!r}"[:200])
         self.conn.execute(
-            "INSERT INTO jobs (uid, name, config_json, started_us, finished_us, status, " + ", ".join(_JOB_DRIVER)
-            + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "INSERT INTO jobs (uid, name, config_json, started_us, finished_us, status, "
+            + ", ".join(_JOB_DRIVER + JOB_COLUMNS) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(uid) DO UPDATE SET finished_us = excluded.finished_us, status = excluded.status "
             "WHERE jobs.finished_us IS NULL AND excluded.finished_us IS NOT NULL",
             (uid, nonempty_str(d.get("name"), "job name"), config, int(d["started_us"]),
@@ -176,8 +195,12 @@ class _Importer:
         created = d.get("created_us")
         if opt_int(created, "created_us") is None:
             raise InvalidRecordError("created_us must be an integer, got null")
+        cpu = d.get("cpu_model")  # absent from older exports
+        if cpu is not None and (not isinstance(cpu, str) or not 0 < len(cpu) <= _MAX_VERSION_TEXT):
+            raise InvalidRecordError(f"cpu_model must be a CPU model name or null, got {cpu!r}"[:200])
         row = prepare_row(Record(d.get("workload"), d.get("trace"), d.get("program_hash"), d.get("target"),
-                                 result, None, d.get("trial"), model_version=d.get("model_version")), created)
+                                 result, None, d.get("trial"), model_version=d.get("model_version"),
+                                 cpu_model=cpu), created)
         if row[3] is None:
             raise InvalidRecordError("trial must be an integer >= 0, got null")
         wid = self._ref(self.workloads, "SELECT id FROM workloads WHERE key = ?", row[0], "workload", lineno)
@@ -197,10 +220,24 @@ class _Importer:
         if batch is not None and d["batch"] not in self.new_batches:
             raise InvalidRecordError(f"record {uid!r} joins batch {d['batch']!r}, which is already stored with "
                                      "its records (a batch is stored whole, in one transaction)"[:300])
+        figure = self._confirmed(d, result.status.value)
+        if figure is not None:
+            import_check.check_latency(row[0], self._ir_text(row[0]), row[1], list(figure))
+            self.confirmed.append((*figure, uid))
         self.programs.add((wid, tid, phash))
         self.pending.append((uid, wid, tid, job, batch, *row[3:]))
         if len(self.pending) >= _CHUNK:
             self.flush()
+
+    @staticmethod
+    def _confirmed(d: dict, status: str) -> tuple | None:
+        """A record line's confirmed figure (all three fields or none; only on an ok record), checked."""
+        values = [d.get(k) for k in _CONFIRMED]
+        if all(v is None for v in values):
+            return None
+        if status != "ok" or not all(_is_number(v) for v in values):
+            raise InvalidRecordError(f"a confirmed figure needs an ok record and three numbers, got {values!r}"[:200])
+        return confirmed_figures.checked(*values)
 
     def _measured(self, wid: int, tid: int, phash: str) -> bool:
         """Whether the database, or this import, already holds a record of the program on the target."""
@@ -218,6 +255,9 @@ class _Importer:
             # rowcount counts the inserted rows only (total_changes would add the rows the triggers update)
             self.new["records"] += self.conn.executemany(INSERT_RECORD_OR_IGNORE, self.pending).rowcount
             self.pending.clear()
+        if self.confirmed:  # figures of the records just stored (a record already here keeps its own)
+            self.conn.executemany(_CONFIRM_BY_UID, self.confirmed)
+            self.confirmed.clear()
 
 
 def _lines(f, path: str):

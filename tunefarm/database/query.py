@@ -45,12 +45,20 @@ RECORD_COLUMNS: dict[str, Any] = {
     "trace_json": "str",
     "repeats": "int64",
     "model_version": "Int64",
+    "confirmed_us": "float64",
+    "confirmed_p10_us": "float64",
+    "confirmed_p90_us": "float64",
+    "cpu_model": "str",
+    "tunefarm_version": "str",
+    "llvmlite_version": "str",
+    "llvm_version": "str",
 }
 
 _RECORDS_SQL = (
     "SELECT r.id, w.name, w.key, t.target, r.status, r.median_secs, r.mean_secs, r.min_secs, w.flop, r.trial, "
     "r.job_id, j.name, r.host, r.created_us, r.build_secs, r.error, r.program_hash, r.trace_json, "
-    "json_array_length(r.run_secs_json), r.model_version "
+    "json_array_length(r.run_secs_json), r.model_version, r.confirmed_secs, r.confirmed_p10_secs, "
+    "r.confirmed_p90_secs, r.cpu_model, j.tunefarm_version, j.llvmlite_version, j.llvm_version "
     "FROM records r JOIN workloads w ON w.id = r.workload_id JOIN targets t ON t.id = r.target_id "
     "LEFT JOIN jobs j ON j.id = r.job_id")
 
@@ -103,7 +111,10 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
     ``created`` (naive UTC), ``build_secs``, ``error``, ``program_hash``, ``trace_json`` (compact JSON text;
     ``json.loads`` it, or use ``Database.top_k`` for parsed traces), ``repeats`` (timing repeats recorded:
     fewer than asked when the early stop cut a slow candidate short), ``model_version`` (the cost model version
-    that chose the candidate: 0 before the first model was trained; empty for records written without one).
+    that chose the candidate: 0 before the first model was trained; empty for records written without one),
+    ``confirmed_us`` / ``confirmed_p10_us`` / ``confirmed_p90_us`` (its re-timing among its workload's best on a
+    quiet host, ``tuning/confirm.py``; NaN if never confirmed), ``cpu_model`` (the timing host's CPU model name)
+    and the code generator that built it: ``tunefarm_version``, ``llvmlite_version``, ``llvm_version`` (its job's).
     ``status`` may be one value or several.
     With ``decisions`` one more column per sampling decision follows, e.g. ``decision_2_sample_perfect_tile``
     (see ``decisions.py``).
@@ -123,7 +134,7 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
     with _gc_paused():  # 100k rows of tuples: the cyclic GC would rescan them over and over
         rows = conn.execute(sql, params).fetchall()
         (rid, wname, wkey, tgt, st, med, mean, mn, flop, trial, job_id, job, host, created, build, error, phash,
-         trace, repeats, version) = _columns(rows, 20)
+         trace, repeats, version, conf, conf10, conf90, cpu, tf_v, llvmlite_v, llvm_v) = _columns(rows, 27)
         del rows
     states = _job_states(conn)
     med_s = _floats(med)
@@ -151,6 +162,13 @@ def records_frame(conn: sqlite3.Connection, workload_id: int | None = None, targ
         "trace_json": _strs(trace),
         "repeats": np.array(repeats, dtype="int64"),
         "model_version": pd.array(list(version), dtype="Int64"),
+        "confirmed_us": _floats(conf) * 1e6,
+        "confirmed_p10_us": _floats(conf10) * 1e6,
+        "confirmed_p90_us": _floats(conf90) * 1e6,
+        "cpu_model": _strs(cpu),
+        "tunefarm_version": _strs(tf_v),
+        "llvmlite_version": _strs(llvmlite_v),
+        "llvm_version": _strs(llvm_v),
     }
     frame = pd.DataFrame(data, columns=list(RECORD_COLUMNS))
     if decisions:
@@ -190,7 +208,8 @@ def _job_states(conn: sqlite3.Connection) -> dict[int, str]:
 
 def jobs_frame(conn: sqlite3.Connection) -> pd.DataFrame:
     """One row per job: ``job_id``, ``uid``, ``name``, ``status``, ``started``, ``finished`` (NaT while
-    running), ``n_records``, ``config_json``, and the driver's ``host``, ``pid`` and last ``heartbeat``.
+    running), ``n_records``, ``config_json``, the driver's ``host``, ``pid`` and last ``heartbeat``, and the versions
+    of the code generator it ran (``tunefarm_version``, ``llvmlite_version``, ``llvm_version``; see provenance).
 
     ``status`` is the job's state now (``liveness.job_state``): a job whose driver died without finishing it
     reads ``killed`` (``stale`` when that cannot be checked from here and it has not been heard of lately),
@@ -198,11 +217,11 @@ def jobs_frame(conn: sqlite3.Connection) -> pd.DataFrame:
     now = time.time_ns() // 1000
     rows = conn.execute(
         "SELECT j.id, j.uid, j.name, " + liveness.JOB_STATE_SQL + ", j.finished_us, "
-        "(SELECT count(*) FROM records r WHERE r.job_id = j.id), j.config_json, j.host FROM jobs j ORDER BY j.id"
-    ).fetchall()
+        "(SELECT count(*) FROM records r WHERE r.job_id = j.id), j.config_json, j.host, j.tunefarm_version, "
+        "j.llvmlite_version, j.llvm_version FROM jobs j ORDER BY j.id").fetchall()
     states = [liveness.job_state(*r[3:9], now) for r in rows]
     (jid, uid, name, _status, pid, _space, _start, heartbeat, started, finished, n, config,
-     host) = _columns(rows, 13)
+     host, tf_v, llvmlite_v, llvm_v) = _columns(rows, 16)
     return pd.DataFrame({
         "job_id": np.array(jid, dtype="int64"),
         "uid": _strs(uid),
@@ -215,4 +234,7 @@ def jobs_frame(conn: sqlite3.Connection) -> pd.DataFrame:
         "host": _strs(host),
         "pid": pd.array(list(pid), dtype="Int64"),
         "heartbeat": _times(heartbeat, nullable=True),
+        "tunefarm_version": _strs(tf_v),
+        "llvmlite_version": _strs(llvmlite_v),
+        "llvm_version": _strs(llvm_v),
     })

@@ -37,6 +37,7 @@ class Record:
     trial: int | None = 0
     created: float | None = None
     model_version: int | None = None  # the cost model version that chose it (0: chosen before any model)
+    cpu_model: str | None = None      # the measuring host's CPU model name (provenance: the target string is LLVM's)
 
     @classmethod
     def coerce(cls, obj: Any) -> "Record":
@@ -89,6 +90,21 @@ class TuningRecord:
     trial: int
     created: _dt.datetime
     flop: float | None = None
+    confirmed: tuple | None = None    # (median, p10, p90) seconds of its confirmation on a quiet host, if any
+    codegen: tuple | None = None      # (llvmlite, LLVM) versions of the job that measured it; None: unknown
+    cpu_model: str | None = None
+    source: str | None = None         # the database it was read from, when several were read as one (layered)
+
+    @property
+    def trusted_secs(self) -> float | None:
+        """The record's most trusted figure: the confirmed median when there is one, else the farm's."""
+        return self.confirmed[0] if self.confirmed else self.result.median_secs
+
+    @property
+    def rank(self) -> tuple:
+        """What ``best`` / ``top_k`` order by: confirmed records first, by their confirmed median, then the
+        others by the farm's (``provenance.TRUSTED_ORDER``)."""
+        return self.confirmed is None, self.trusted_secs
 
     @property
     def status(self) -> MeasureStatus:
@@ -164,4 +180,5 @@ def prepare_row(obj: Any, created_default: int) -> tuple:
     run_json = json.dumps([float(s) for s in result.run_secs])
     return (rec.workload_key, rec.target, job_id, trial, trace_to_text(rec.trace_json), rec.program_hash,
             result.status.value, run_json, stats.median, stats.mean, stats.min, build, error,
-            str(result.host or ""), created, opt_int(rec.model_version, "model_version"))
+            str(result.host or ""), created, opt_int(rec.model_version, "model_version"),
+            None if rec.cpu_model is None else nonempty_str(rec.cpu_model, "cpu_model")[:200])

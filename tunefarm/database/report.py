@@ -149,6 +149,14 @@ def _status_bar(wdf: pd.DataFrame) -> str:
     return svg.stacked_bar(parts, title=f"Trial status ({len(wdf):,} trials)")
 
 
+def _confirmed(r) -> str:
+    """A record's confirmed median and p10-p90 spread, or a dash (never confirmed)."""
+    if not r.confirmed:
+        return "–"
+    med, p10, p90 = (v * 1e6 for v in r.confirmed)
+    return f"{_us(med)} ({_us(p10)}-{_us(p90)})"
+
+
 def _topk_table(db, key: str, target: str, k: int) -> str:
     recs = db.top_k(key, k, target=target)
     if not recs:
@@ -159,13 +167,14 @@ def _topk_table(db, key: str, target: str, k: int) -> str:
         n_inst = len(r.trace_json["insts"] if isinstance(r.trace_json, dict) else r.trace_json)
         rows.append(
             f'<tr><td class="num">{i}</td><td class="num">{_us(r.median_us)}</td>'
-            f'<td class="num">{_us(min(r.result.run_secs) * 1e6)}</td><td class="num">{_num(r.gflops)}</td>'
+            f'<td class="num">{_confirmed(r)}</td><td class="num">{_us(min(r.result.run_secs) * 1e6)}</td><td class="num">{_num(r.gflops)}</td>'
             f'<td class="num">{r.trial}</td><td class="num">{"" if r.job_id is None else r.job_id}</td>'
             f'<td>{escape(r.result.host)}</td>'
             f'<td><code title="{escape(r.program_hash or "")}">{escape((r.program_hash or "")[:16])}</code></td>'
             f'<td>{_when(r.created.replace(tzinfo=None))}</td>'
             f'<td><details><summary>{n_inst} instructions</summary><pre>{escape(trace)}</pre></details></td></tr>')
-    head = ('<tr><th class="num">#</th><th class="num">median µs</th><th class="num">min µs</th>'
+    head = ('<tr><th class="num">#</th><th class="num">median µs</th>'
+            '<th class="num">confirmed µs (p10-p90)</th><th class="num">min µs</th>'
             '<th class="num">GFLOP/s</th><th class="num">trial</th><th class="num">job</th><th>host</th>'
             '<th>program hash</th><th>measured</th><th>trace</th></tr>')
     return f"<table>{head}{''.join(rows)}</table>"
@@ -207,10 +216,18 @@ def _jobs(jobs: pd.DataFrame) -> str:
         return ""
     rows = "".join(
         f'<tr><td class="num">{j.job_id}</td><td>{escape(str(j.name))}</td><td>{escape(str(j.status))}</td>'
-        f'<td>{_when(j.started)}</td><td>{_when(j.finished)}</td><td class="num">{j.n_records:,}</td></tr>'
-        for j in jobs.itertuples())
+        f'<td>{_when(j.started)}</td><td>{_when(j.finished)}</td><td class="num">{j.n_records:,}</td>'
+        f'<td>{escape(_versions(j))}</td></tr>' for j in jobs.itertuples())
     return ('<section class="card"><h2>Jobs</h2><table><tr><th class="num">id</th><th>name</th><th>status</th>'
-            f'<th>started</th><th>finished</th><th class="num">trials</th></tr>{rows}</table></section>')
+            f'<th>started</th><th>finished</th><th class="num">trials</th><th>code generator</th></tr>{rows}'
+            '</table></section>')
+
+
+def _versions(j) -> str:
+    """tunefarm / llvmlite / LLVM versions of a job ('' for a job stored before they were)."""
+    parts = [f"{name} {v}" for name, v in (("tunefarm", j.tunefarm_version), ("llvmlite", j.llvmlite_version),
+                                           ("LLVM", j.llvm_version)) if isinstance(v, str) and v]
+    return ", ".join(parts)
 
 
 def _workload_section(db, w: Any, wdf: pd.DataFrame, k: int) -> str:

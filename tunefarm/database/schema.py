@@ -123,6 +123,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX records_failed ON records(job_id, workload_id, target_id, status) WHERE status <> 'ok'",
         "CREATE INDEX records_job_time ON records(job_id, created_us)",
     )),
+    Migration(7, "provenance (code generator versions per job, CPU model per record); confirmed timings", (
+        "ALTER TABLE jobs ADD COLUMN tunefarm_version TEXT",
+        "ALTER TABLE jobs ADD COLUMN llvmlite_version TEXT",
+        "ALTER TABLE jobs ADD COLUMN llvm_version TEXT",
+        "ALTER TABLE records ADD COLUMN cpu_model TEXT",
+        # a record's re-timing among its workload's best on a quiet host (tuning/confirm.py): median, p10, p90
+        "ALTER TABLE records ADD COLUMN confirmed_secs REAL",
+        "ALTER TABLE records ADD COLUMN confirmed_p10_secs REAL",
+        "ALTER TABLE records ADD COLUMN confirmed_p90_secs REAL",
+        "CREATE INDEX records_trusted ON records(workload_id, target_id, (confirmed_secs IS NULL), "
+        "(coalesce(confirmed_secs, median_secs))) WHERE status = 'ok'",
+    )),
 )
 
 CURRENT_VERSION = MIGRATIONS[-1].version
@@ -130,11 +142,11 @@ CURRENT_VERSION = MIGRATIONS[-1].version
 # the columns written for each record, in the order of the value tuples built by the writers
 RECORD_COLUMNS = ("uid", "workload_id", "target_id", "job_id", "batch_id", "trial", "trace_json", "program_hash",
                   "status", "run_secs_json", "median_secs", "mean_secs", "min_secs", "build_secs", "error", "host",
-                  "created_us", "model_version")
+                  "created_us", "model_version", "cpu_model")
 _RECORD_VALUES = f"({', '.join(RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(RECORD_COLUMNS))})"
 INSERT_RECORD = "INSERT INTO records " + _RECORD_VALUES
 INSERT_RECORD_OR_IGNORE = INSERT_RECORD + " ON CONFLICT DO NOTHING"  # imports: idempotent by uid
-ROWS_PER_INSERT = 100  # rows of one multi-row INSERT (18 parameters each: far below SQLite's 32766)
+ROWS_PER_INSERT = 100  # rows of one multi-row INSERT (19 parameters each: far below SQLite's 32766)
 
 
 @functools.lru_cache(maxsize=ROWS_PER_INSERT)

@@ -21,8 +21,9 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tunefarm.database import claims, liveness
+from tunefarm.database import claims, liveness, provenance
 from tunefarm.database.base import TraceDatabase
+from tunefarm.database.confirmed import ConfirmedFigures
 from tunefarm.database.connection import open_connection, sqlite_errors, write_transaction
 from tunefarm.database.errors import (AmbiguousTargetError, DatabaseError, InvalidRecordError, UnknownJobError,
                                       UnknownWorkloadError)
@@ -41,7 +42,7 @@ _INHERITED: list = []  # connections inherited through fork(): kept alive, never
 
 _SELECT_RECORD = (
     "SELECT r.id, r.trace_json, r.program_hash, r.status, r.run_secs_json, r.build_secs, r.error, r.host, "
-    "r.job_id, r.trial, r.created_us FROM records r ")
+    "r.job_id, r.trial, r.created_us, " + provenance.RECORD_SQL + " FROM records r LEFT JOIN jobs j ON j.id = r.job_id ")
 
 
 def now_us() -> int:
@@ -86,7 +87,7 @@ def _translated(method):
     return wrapper
 
 
-class SqlDatabase(TraceDatabase):
+class SqlDatabase(ConfirmedFigures, TraceDatabase):
     """The trace database over SQL, for every store that speaks it (``Database``: SQLite; ``PostgresDatabase``).
 
     ``workload`` arguments accept a workload key (or a unique prefix of at least 6 of its characters), a workload
@@ -252,10 +253,12 @@ class SqlDatabase(TraceDatabase):
         pid, host, space, start = liveness.this_process()
         now = now_us()
         self._store_dead_jobs()
+        versions = provenance.code_versions()  # what built and measured its records (compile checks it)
         return self._write(lambda conn: conn.execute(
             "INSERT INTO jobs (uid, name, config_json, started_us, status, pid, host, pid_space, pid_start, "
-            "heartbeat_us) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?) RETURNING id",
-            (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now)).fetchone()[0])
+            "heartbeat_us, " + ", ".join(provenance.JOB_COLUMNS) + ") VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, "
+            "?, ?, ?) RETURNING id", (uuid.uuid4().hex, name, config_json, now, pid, host, space, start, now,
+                                      *versions)).fetchone()[0])
 
     @_translated
     def finish_job(self, job_id: int, status: str = "finished") -> None:
@@ -430,10 +433,10 @@ class SqlDatabase(TraceDatabase):
         return out
 
     def _tuning_record(self, row: tuple, w: WorkloadInfo, target: str) -> TuningRecord:
-        rid, trace, phash, status, run_json, build, error, host, job, trial, created = row
+        rid, trace, phash, status, run_json, build, error, host, job, trial, created = row[:11]
         result = MeasureResult(MeasureStatus(status), json.loads(run_json), build, error, host)
         return TuningRecord(rid, w.key, w.name, target, trace_from_text(trace), phash, result, job, trial,
-                            us_to_datetime(created), w.flop)
+                            us_to_datetime(created), w.flop, *provenance.record_fields(row[11:]))
 
     @_translated
     def top_k(self, workload: Any, k: int = 10, target: str | None = None) -> list[TuningRecord]:
@@ -451,7 +454,7 @@ class SqlDatabase(TraceDatabase):
             return []
         rows = conn.execute(
             _SELECT_RECORD + "WHERE r.workload_id = ? AND r.target_id = ? AND r.status = 'ok' "
-            "ORDER BY r.median_secs, r.id LIMIT ?", (w.workload_id, tid, k)).fetchall()
+            "ORDER BY " + provenance.TRUSTED_ORDER + " LIMIT ?", (w.workload_id, tid, k)).fetchall()
         return [self._tuning_record(r, w, target) for r in rows]
 
     def best(self, workload: Any, target: str | None = None) -> TuningRecord | None:
@@ -534,11 +537,12 @@ class SqlDatabase(TraceDatabase):
 
     # -- moving results between machines -----------------------------------------------------------------
     @_translated
-    def export(self, path: str | os.PathLike) -> dict[str, int]:
-        """Write workloads, jobs, batches and records as JSON lines; returns counts per kind."""
+    def export(self, path: str | os.PathLike, top_k: int | None = None) -> dict[str, int]:
+        """Write workloads, jobs, batches and records as JSON lines (with ``top_k``: only the ``top_k`` best
+        records per workload and target, their workloads and jobs); returns counts per kind."""
         from tunefarm.database import jsonl  # on use: jsonl checks traces with the schedule layer
 
-        return jsonl.export_jsonl(self._conn(), os.fspath(path))
+        return jsonl.export_jsonl(self._conn(), os.fspath(path), top_k)
 
     @_translated
     def import_(self, path: str | os.PathLike) -> dict[str, int]:

@@ -29,29 +29,34 @@ def has_graph_function(mod) -> bool:
     return isinstance(mod, IRModule) and any(isinstance(f, Function) for f in mod.functions.values())
 
 
-def compile(mod, params: dict | None = None, *, database=None, target=None, pack_weights: bool = True):
-    """A runtime Module for PrimFuncs, an Executable for a model (see module doc). ``database``: a path or a
-    ``tunefarm.Database``. ``pack_weights`` (models): store constant weights in the order the kernels read them."""
+def compile(mod, params: dict | None = None, *, database=None, target=None, pack_weights: bool = True,
+            allow_other_versions: bool = False):
+    """A runtime Module for PrimFuncs, an Executable for a model (see module doc). ``database``: a path, a
+    ``tunefarm.Database`` or a list of them (layered: the first one's record wins a tie). ``pack_weights``
+    (models): store constant weights in the order the kernels read them. ``allow_other_versions``: also use
+    records another code generator version measured (skipped by default, with a one-line notice)."""
     # the compiler, the database and the schedule layer load here (see the module doc)
     from ..database import open_database
     from ..runtime import build
     from .compile import compile_model
 
     if has_graph_function(mod):
-        return compile_model(mod, params, open_database(database, readonly=True), target, pack_weights)
+        return compile_model(mod, params, open_database(database, readonly=True), target, pack_weights,
+                             allow_other_versions)
     if not isinstance(mod, (PrimFunc, IRModule)):
         raise TypeError(f"compile takes a PrimFunc or an IRModule, got {type(mod).__name__}")
     if params:
         raise TypeError("params are bound into a model's graph function; this module has only PrimFuncs")
     if database is None:
         return build(mod, target)
-    return _build_tuned(mod, open_database(database, readonly=True), target)
+    return _build_tuned(mod, open_database(database, readonly=True), target, allow_other_versions)
 
 
-def _build_tuned(mod, db, target):
+def _build_tuned(mod, db, target, allow_other_versions: bool):
     """Every PrimFunc of ``mod`` built from its best stored schedule (for the target it was tuned for)."""
     # the compiling layers load here (see the module doc)
     from ..database import best_schedule
+    from ..database.code_versions import VersionFilter
     from ..runtime import build
     from ..search.errors import SearchError
     from ..target import Target, as_target
@@ -59,13 +64,16 @@ def _build_tuned(mod, db, target):
     funcs = ({mod.attrs.get("global_symbol") or mod.name: mod} if isinstance(mod, PrimFunc)
              else mod.prim_funcs())
     scheduled = {}
+    versions = VersionFilter(allow_other_versions)
     for name, func in funcs.items():
-        best = best_schedule(db, func, target)
+        best = best_schedule(db, func, target, versions)
         if best is None:
+            versions.notice()  # perhaps why: its records are all of another code generator
             where = "" if target is None else f" for target {str(as_target(target))!r}"
             raise SearchError(f"no successful tuning record of {name!r}{where} in {db.path!r}; tune it first")
         scheduled[name] = best.func.with_name(name)
         target = Target(best.record.target) if target is None else target
+    versions.notice()
     return build(scheduled, target)
 
 

@@ -27,8 +27,9 @@ from .pipeline import entry_name, prepare
 log = logging.getLogger("tunefarm.compile")
 
 
-def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
-    """The kernel with its best stored trace applied (or the default schedule) and where it came from."""
+def schedule_kernel(func: PrimFunc, db, target, versions=None) -> tuple[PrimFunc, str]:
+    """The kernel with its best stored trace applied (or the default schedule) and where it came from;
+    ``versions``: which code generator versions' records count (``database.code_versions``)."""
     # on use: see the package docstring
     from ..database import best_schedule
     from ..schedule import ScheduleError
@@ -36,7 +37,7 @@ def schedule_kernel(func: PrimFunc, db, target) -> tuple[PrimFunc, str]:
 
     if db is not None:
         try:
-            best = best_schedule(db, func, target)
+            best = best_schedule(db, func, target, versions)
         except ScheduleError as e:  # a stored trace that no longer applies must not break compile
             log.warning("best trace of %s no longer applies (%s); using the default schedule", func.name, e)
         else:
@@ -117,13 +118,17 @@ def pack_constant_weights(fn: Function, kernels: dict[str, PrimFunc]) -> tuple[F
 
 
 def compile_model(mod: IRModule, params: dict | None = None, db=None, target=None,
-                  pack_weights: bool = True) -> Executable:
+                  pack_weights: bool = True, allow_other_versions: bool = False) -> Executable:
     """Compile a graph module (with ``params`` bound as constants) into an Executable.
 
-    Every kernel gets its best trace for ``target`` in the TraceDatabase ``db`` (or the default schedule);
-    with ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
+    Every kernel gets its best trace for ``target`` in the TraceDatabase ``db`` (or the default schedule),
+    among the records of this code generator unless ``allow_other_versions`` (skipped ones are counted in one
+    notice); with ``pack_weights`` constant weights are stored in the order the scheduled kernels read them.
     """
+    from ..database.code_versions import VersionFilter  # on use: see the package docstring
     from ..runtime import build  # on use: see the package docstring
+
+    versions = VersionFilter(allow_other_versions)
 
     target = as_target(target)
     entry = entry_name(mod)
@@ -135,7 +140,8 @@ def compile_model(mod: IRModule, params: dict | None = None, db=None, target=Non
         name = call.attrs.get("func")
         callee = mod.functions.get(name)
         if isinstance(callee, PrimFunc) and name not in scheduled:
-            scheduled[name], sources[name] = schedule_kernel(callee, db, target)
+            scheduled[name], sources[name] = schedule_kernel(callee, db, target, versions)
+    versions.notice()
     n_packed = 0
     if pack_weights:
         fn, scheduled, n_packed = pack_constant_weights(fn, scheduled)

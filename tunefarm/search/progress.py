@@ -3,7 +3,8 @@
 The table (ID | Name | FLOP | Weight | Speed (GFLOPS) | Latency (us) | Weighted Latency (us) | Trials | Done)
 is logged at INFO after every round, so it lands in whatever log the user configured; a task that has failed
 every trial so far gets a row under the table with its error (status and first line), and a task stopped for
-it shows ``stop`` under Done. Every line fits ``WIDTH`` columns (long names are cut in the middle, where
+it shows ``stop`` under Done; a task ended by its patience shows ``patience`` there and is named under the
+table with its share given to the others. Every line fits ``WIDTH`` columns (long names are cut in the middle, where
 they differ least: ``fused_matm…_64x128``).
 
 Like MetaSchedule, the Python API shows the table even when the application configured no logging: then the
@@ -53,7 +54,7 @@ def task_table(tasks: list[TaskState], failures=None) -> str:
 
     ``failures``: a ``FailureWatch`` (``error(name)``, ``stopped(name)``), or None.
     """
-    rows, errors = [], []
+    rows, errors, ended = [], [], []
     total_lat = 0.0
     for i, t in enumerate(tasks):
         lat_us = t.best_latency * 1e6 if math.isfinite(t.best_latency) else math.nan
@@ -61,8 +62,10 @@ def task_table(tasks: list[TaskState], failures=None) -> str:
             total_lat += lat_us * t.weight
         stopped = failures is not None and failures.stopped(t.name)
         rows.append([str(i), t.name, str(int(t.flop)) if t.flop else "N/A", f"{t.weight:g}", _fmt(t.gflops),
-                     _fmt(lat_us), _fmt(lat_us * t.weight), str(t.trials), "stop" if stopped else "Y" if t.done
-                     else ""])
+                     _fmt(lat_us), _fmt(lat_us * t.weight), str(t.trials),
+                     "stop" if stopped else t.ended or ("Y" if t.done else "")])
+        if t.ended:
+            ended.append(_cut(f"  #{i} {t.name}: {t.ended}"))
         error = failures.error(t.name) if failures is not None else None
         if error:
             errors.append(_cut(f"  #{i} {t.name}: {error}"))
@@ -79,6 +82,9 @@ def task_table(tasks: list[TaskState], failures=None) -> str:
     out = [line(_HEADER), sep] + [line(r) for r in rows] + [sep]
     if errors:
         out += ["Tasks with no successful trial (status: first line of the error):"] + errors
+    if ended:
+        out += ["Tasks ended early, their share of the trials given to the others (not 1% better in their last "
+                "`patience` trials):"] + ended
     out.append(f"Total trials: {sum(t.trials for t in tasks)}")
     out.append(f"Total latency (us): {total_lat:g}")
     return "\n".join(out)

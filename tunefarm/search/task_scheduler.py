@@ -30,6 +30,7 @@ class TaskState:
     done: bool = False
     history: list = dataclasses.field(default_factory=list)  # best latency after each round
     inflight: int = 0  # rounds handed out whose results are not recorded yet (the driver pipeline)
+    ended: str = ""    # why the task ended before its budget ("patience": it stopped improving), if it did
 
     def record_trial(self, median_s: float | None) -> None:
         """One measured trial, with its median latency when it succeeded."""

@@ -38,9 +38,15 @@ from ..search.workloads import as_prim_func, as_workload
 from ..target import Target, as_target, check_known_cpu
 from . import wiring
 from .callbacks import MeasureCallback, UserCallback
+from .confirm import DEFAULT_TOP, confirm_tasks
 from .job import TuningJob
 from .job_task import JobTask
 from .limits import check_buffers, check_seed, check_timeout
+from .patience import Patience, check_patience
+from .time_budget import STATUS as TIME_BUDGET_STATUS
+from .time_budget import TimeBudget
+from .transfer import DEFAULT as TRANSFER_DEFAULT
+from .transfer import transfer as transfer_records
 from .warm_start import warm_start
 
 log = logging.getLogger("tunefarm.tuning")
@@ -72,6 +78,8 @@ class TuneResult:
     driver_cpu_secs: float = 0.0  # all CPU of the driver process during the job (search, model, database, farm)
     busy_secs: float = 0.0        # seconds the workers spent on this job's work
     replayed: int = 0             # measurements whose worker had not produced the program (it replayed the trace)
+    status: str = "finished"      # as stored for the job: finished, finished_with_errors, time budget
+    confirmed: list = dataclasses.field(default_factory=list)  # per task, its confirmation (tuning/confirm.py)
 
     def best_record(self, task: int | str = 0):
         """The database's best record (any job) of a task, by index or name, or None."""
@@ -85,8 +93,9 @@ class TuneResult:
 
     @property
     def best_latency_us(self) -> float:
+        """The best's confirmed median when it has one (``confirm.py``), else the farm's, in microseconds."""
         rec = self.best_record(0)
-        return math.nan if rec is None else rec.median_us
+        return math.nan if rec is None else rec.trusted_secs * 1e6
 
     @property
     def trials_per_second(self) -> float:
@@ -115,7 +124,9 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
                farm=None, seed: int | None = None, *, strategy="evolutionary", task_scheduler="gradient",
                cost_model="xgb", postprocs=None, timeout_s: float | dict = 10.0, progress: bool | None = None,
                max_trials_per_task: int | None = None, job_name: str | None = None, raise_on_error: bool = False,
-               early_stop: float | None = EARLY_STOP_FACTOR, callbacks=()) -> TuneResult:
+               early_stop: float | None = EARLY_STOP_FACTOR, callbacks=(), time_budget_s: float | None = None,
+               patience: int | dict | None = None, confirm: int = DEFAULT_TOP,
+               transfer: bool = TRANSFER_DEFAULT) -> TuneResult:
     """Tune several workloads in one job, sharing the trial budget by the task scheduler.
 
     ``tasks``: ``[(name, func, weight), ...]`` (``func`` a PrimFunc or an IRModule with one). ``space``: one
@@ -132,9 +143,15 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     ``raise_on_error``). ``timeout_s`` is the budget of one trial (build + check + timing), or a dict ``task
     name -> seconds`` (10 s for tasks not named). ``early_stop``: a candidate whose check run and first two
     timed repeats are all slower than this multiple of its task's best latency so far is not timed further
-    (see ``EARLY_STOP_FACTOR``); None or 0 times every candidate ``repeat`` times.
+    (see ``EARLY_STOP_FACTOR``); None or 0 times every candidate ``repeat`` times. ``time_budget_s``: stop
+    cleanly after that many seconds (status ``time budget``). ``patience``: a task not improved in that many
+    measured trials ends, its share going to the others (or a dict ``task name -> trials``). ``confirm``: at the
+    end, each task's ``confirm`` best are re-timed together on this quiet host (0: not; ``confirm.py``).
+    ``transfer``: the cost model starts from other workloads' records (``transfer.py``).
     """
     _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed)
+    _check_bounds(patience, confirm)
+    clock = TimeBudget(time_budget_s)  # the budget counts from the call: farm start-up and warm start included
     t0, cpu0 = time.perf_counter(), time.process_time()
     seed = random.SystemRandom().randrange(1 << 31) if seed is None else int(seed)
     user_callbacks = [UserCallback(cb) for cb in callbacks]
@@ -146,13 +163,18 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
         target = resolve_target(target, farm)
         db = job_database(database)
         jtasks = _job_tasks(tasks, space, target, postprocs, model, strategy, seed)
+        extra = {"time_budget_s": time_budget_s, "patience": patience, "confirm": confirm, "transfer": transfer}
         job = _start(jtasks, target, db, farm, model, scheduler, seed,
                      max_trials, trials_per_round, timeout_s, early_stop, progress, job_name, max_trials_per_task,
-                     MeasureCallback.Default() + user_callbacks)
-        status = "failed"
+                     MeasureCallback.Default() + user_callbacks, extra, postprocs)
+        job.time_budget, job.patience = clock, Patience(patience)
+        status, confirmed = "failed", []
         try:
             job.run(job.budget)
-            status = "finished_with_errors" if any(t.error for t in jtasks) else "finished"
+            status = TIME_BUDGET_STATUS if clock.spent else "finished_with_errors" if any(
+                t.error for t in jtasks) else "finished"
+            confirmed = confirm_tasks(db, [t.key for t in jtasks if math.isfinite(t.state.best_latency)],
+                                      str(target), confirm, clock.deadline) if confirm else []
         finally:
             db.finish_job(job.job_id, status)
             job.progress.finish()
@@ -162,25 +184,28 @@ def tune_tasks(tasks, target=None, max_trials: int = 64, trials_per_round: int =
     errors = {t.name: t.error for t in jtasks if t.error}
     result = TuneResult(db, job.job_id, str(target), [t.state for t in jtasks], [t.key for t in jtasks],
                         job.new_trials, time.perf_counter() - t0, model, errors, job.search_cpu, job.model_cpu,
-                        time.process_time() - cpu0, job.busy_secs, job.replays)
+                        time.process_time() - cpu0, job.busy_secs, job.replays, status, confirmed)
     if errors and raise_on_error:
         raise SearchError("; ".join(errors.values()))
     return result
 
 
 def _start(jtasks, target, db, farm, model, scheduler, seed, max_trials, trials_per_round, timeout_s, early_stop,
-           progress, job_name, max_trials_per_task, callbacks) -> TuningJob:
-    """Register the workloads, warm-start from the database, record the job: a job ready to run (its
-    ``budget``: the trials still to measure)."""
+           progress, job_name, max_trials_per_task, callbacks, extra: dict, postprocs) -> TuningJob:
+    """Register the workloads, warm-start from the database (and from other workloads' records with
+    ``extra["transfer"]``), record the job: a job ready to run (its ``budget``: the trials still to measure)."""
     for t in jtasks:
         t.max_trials = max_trials_per_task if max_trials_per_task is not None else math.inf
         db.commit_workload(t.key, t.name, t.workload_text, t.state.flop)
     existing = warm_start(jtasks, db, str(target), farm, model)  # the loop trains the model on a worker
+    if extra["transfer"]:
+        transfer_records(jtasks, db, str(target), farm, model, lambda f: resolve_space(None, target),
+                         default_postprocs() if postprocs is None else list(postprocs), target_cores(target))
     config = {"tasks": [[t.name, t.key, t.state.weight] for t in jtasks], "target": str(target),
               "max_trials": max_trials, "trials_per_round": trials_per_round,
               "strategy": wiring.name_of(jtasks[0].search, "strategy"),
               "task_scheduler": wiring.name_of(scheduler, "task_scheduler"), "seed": seed,
-              "spaces": [t.tune_task.space.name for t in jtasks], "early_stop": early_stop}
+              "spaces": [t.tune_task.space.name for t in jtasks], "early_stop": early_stop, **extra}
     job_id = db.start_job(job_name or "+".join(t.name for t in jtasks)[:200], config)
     remaining = max(0, max_trials - existing)
     if existing:
@@ -193,6 +218,12 @@ def _start(jtasks, target, db, farm, model, scheduler, seed, max_trials, trials_
                     early_stop=early_stop, progress=progress_view, failures=watch, callbacks=callbacks)
     job.budget = remaining
     return job
+
+
+def _check_bounds(patience, confirm) -> None:
+    check_patience(patience)
+    if isinstance(confirm, bool) or not isinstance(confirm, int) or confirm < 0:
+        raise ValueError(f"confirm must be an integer >= 0 (programs to re-time per task), got {confirm!r}")
 
 
 def _check_arguments(tasks, max_trials, trials_per_round, early_stop, timeout_s, seed) -> None:

@@ -21,6 +21,7 @@ import time
 from ..database import Record
 from ..farm import Done, DoneStatus
 from ..runtime.measure_result import MeasureResult, MeasureStatus
+from .patience import STATUS as PATIENCE
 
 log = logging.getLogger("tunefarm.tuning")
 
@@ -37,6 +38,7 @@ class Measured:
     result: MeasureResult
     model_version: int       # the cost model version that scored the pick (0: before any model)
     replayed: bool = False   # the worker that measured it had not produced it and replayed its trace
+    cpu_model: str | None = None  # provenance: the CPU that timed it (None when the item was lost)
 
     @property
     def latency(self) -> float | None:
@@ -49,7 +51,7 @@ class Measured:
         if done.status is DoneStatus.OK:
             try:
                 return cls(candidate, MeasureResult.from_dict(done.value["result"]), model_version,
-                           bool(done.value.get("replayed")))
+                           bool(done.value.get("replayed")), done.value.get("cpu_model"))
             except (TypeError, KeyError, ValueError, AttributeError) as e:
                 status, text = MeasureStatus.RUN_ERROR, f"internal error in the worker: no MeasureResult ({e})"
         else:
@@ -83,7 +85,7 @@ class AddToDatabase(MeasureCallback):
         if not self.records:
             self.since = time.monotonic()
         self.records.append(Record(task.key, c.trace, c.hash, job.target, measured.result, job.job_id, None,
-                                   model_version=measured.model_version))
+                                   model_version=measured.model_version, cpu_model=measured.cpu_model))
 
     def take(self, older_than_s: float = 0.0) -> list[Record]:
         """The records held, if the oldest is at least ``older_than_s`` old (else none); they are given once."""
@@ -115,10 +117,15 @@ class RecordFarmMetrics(MeasureCallback):
 
 
 class UpdateTask(MeasureCallback):
-    """The task's counters, its failure watch, and at the end of a round the scheduler and the progress table."""
+    """The task's counters, its failure watch, its patience (a task that stopped improving ends: its share of
+    the budget goes to the tasks still improving), and at the end of a round the scheduler and the progress
+    table."""
 
     def apply(self, job, task, measured: Measured) -> None:
-        if task.measured(measured.result, job.failures, job.trials_per_round):
+        r = measured.result
+        if job.patience.measured(task.name, r.median_secs if r.ok else None):
+            task.end(PATIENCE)
+        if task.measured(r, job.failures, job.trials_per_round):
             job.progress.round(job.tasks.index(task), job.trials_per_round)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 
+from ..database.provenance import cpu_model
 from ..farm.measure import MeasureSettings, worker_measurer
 from ..runtime.measure_result import MeasureResult
 from ..search.generate import TaskCache, generate
@@ -61,7 +62,7 @@ def measure(payload: dict, ctx) -> dict:
         result = measurer.measure_func(key, ctx.shared[f"workload:{key}"], func, payload["target"],
                                        MeasureSettings(**payload["settings"]), ctx.clock, started=started,
                                        name=cache.task.name)
-    return {"result": result.to_dict(), "replayed": replayed}
+    return {"result": result.to_dict(), "replayed": replayed, "cpu_model": cpu_model()}
 
 
 def train(payload: dict, ctx) -> dict:

@@ -32,6 +32,8 @@ from ..search.failure_watch import FailureWatch
 from ..search.progress import Progress
 from .callbacks import AddToDatabase, MeasureCallback, Measured
 from .job_task import JobTask
+from .patience import Patience
+from .time_budget import TimeBudget
 
 log = logging.getLogger("tunefarm.tuning")
 
@@ -79,6 +81,8 @@ class TuningJob:
         self.replays = 0            # measurements whose program was not cached on the worker that measured it
         self.search_cpu = 0.0       # driver CPU choosing and scoring candidates
         self.model_cpu = 0.0        # driver CPU installing models
+        self.time_budget = TimeBudget()  # the job's deadline, if it has one (time_budget.py)
+        self.patience = Patience()       # ends tasks that stopped improving (patience.py)
 
     # -- the loop --------------------------------------------------------------------------------------------
     def run(self, budget: int) -> None:
@@ -88,9 +92,11 @@ class TuningJob:
                 self._fill()
                 if not self.farm.pending:
                     break
-                for d in self.farm.poll(POLL_S):
+                for d in self.farm.poll(self.time_budget.wait(POLL_S)):
                     self._done(d)
                 self._heartbeat()
+            if self.time_budget.spent:
+                self.time_budget.wind_down(self.farm, self._done)  # in flight: stored within a grace, else dropped
             self._drain()
         finally:
             self._commit()
@@ -102,10 +108,10 @@ class TuningJob:
                     t.fail(self.failures.summary(t.name))  # never succeeded: say why
 
     def _measuring(self) -> bool:
-        """Measurements are still in flight, or could still be handed out."""
-        if any(t.measures_in_flight for t in self.tasks):
-            return True
-        return self.submitted < self.budget and any(t.open() for t in self.tasks)
+        """Measurements are still in flight, or could still be handed out (and the time budget is not spent)."""
+        work = (any(t.measures_in_flight for t in self.tasks)
+                or self.submitted < self.budget and any(t.open() for t in self.tasks))
+        return work and not self.time_budget.expired()  # only a job with work left is ended by its deadline
 
     def _drain(self) -> None:
         """Take the search and training work still in flight (nothing new is put)."""

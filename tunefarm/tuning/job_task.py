@@ -56,6 +56,7 @@ class JobTask:
         self.round_results = 0      # results since the task's last round closed
         self.max_trials: float = math.inf
         self.budget_spent = False   # the database says the budget is used up (concurrent jobs share it)
+        self.ended: str | None = None  # why the task ended before its budget (patience), if it did
 
     # -- state -------------------------------------------------------------------------------------------
     @property
@@ -67,7 +68,7 @@ class JobTask:
 
     def open(self) -> bool:
         """Still searching and measuring (no error, space not used up, budget left)."""
-        if self.error is not None or not self.budget_left():
+        if self.error is not None or self.ended or not self.budget_left():
             return False
         return not self.search.exhausted(self.requests_in_flight)
 
@@ -112,6 +113,10 @@ class JobTask:
             self.fail(stop)
         self.round_results += 1
         return self.close_round() if self.round_results >= trials_per_round else 0
+
+    def end(self, reason: str) -> None:
+        """End the task before its budget (``reason``: "patience"); the task table shows why."""
+        self.ended = self.state.ended = reason
 
     def close_round(self) -> int:
         """End the task's round (the scheduler's history); returns how many results it held."""
