@@ -18,7 +18,7 @@ from .limits import check_workers
 
 class FarmOnDemand:
     """Duck-types a ``tunefarm.farm.Farm`` (``target``, ``put`` / ``poll`` / ``pending`` / ``capacity``,
-    ``measure``, ``submit``, ``num_workers``, ``stats``, ``close``); ``started`` says whether the real farm
+    ``abandon``, ``num_workers``, ``stats``, ``close``); ``started`` says whether the real farm
     exists yet."""
 
     def __init__(self, start: Callable[[], object], target=None):
@@ -80,11 +80,9 @@ class FarmOnDemand:
         if self._farm is not None:
             self._farm.record_trial(result, task)
 
-    def measure(self, candidates):
-        return self._get().measure(candidates)
-
-    def submit(self, candidates):
-        return self._get().submit(candidates)
+    def abandon(self) -> None:
+        if self._farm is not None:
+            self._farm.abandon()
 
     def close(self) -> None:
         self._closed = True

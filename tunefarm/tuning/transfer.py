@@ -19,7 +19,7 @@ import logging
 
 from ..farm import DoneStatus
 from ..ir.serialize import from_json
-from ..search.strategy import Entry
+from ..search import strategy as strategies
 from ..search.task import TuneTask
 from .job_task import JobTask
 from .warm_start import CHUNK
@@ -53,8 +53,8 @@ def transfer(tasks: list[JobTask], db, target: str, farm, model, space_for, post
             continue
         info = db.get_workload(key)
         func = from_json(json.loads(info.ir_json))
-        helper = JobTask(TuneTask(info.name, func, space_for(func), postprocs, 1.0), n_cores, model,
-                         "random", 0)  # replays designs only: its search never runs
+        tune_task = TuneTask(info.name, func, space_for(func), postprocs, 1.0)
+        helper = JobTask(tune_task, n_cores, strategies.create("random", info.name, key, model, 0))  # replays only
         for k in range(0, len(rows), CHUNK):
             chunk = rows[k:k + CHUNK]
             work = helper.search_request_for_designs([r.trace_json for r in chunk])
@@ -78,6 +78,7 @@ def _learn(helper: JobTask, chunk: list, reply: dict, worker: str, model) -> int
     n = 0
     for row, index in zip(chunk, reply.get("evaluated", [])):
         if index is not None:
-            model.add([Entry.from_reply(programs[index], worker).features], [helper.key], [row.min_us / 1e6])
+            features = strategies.Candidate.from_reply(programs[index], worker).features
+            model.add([features], [helper.key], [row.min_us / 1e6])
             n += 1
     return n
