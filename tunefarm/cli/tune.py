@@ -26,8 +26,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="schedule function 'file.py:function' or registered name (default: the auto space)")
     p.add_argument("--trials", type=int, default=64, help="total trial budget (counts stored trials on --resume)")
     p.add_argument("--trials-per-round", type=int, default=64)
-    p.add_argument("--db", required=True,
-                   help="trace database: an SQLite file (created if missing) or a postgresql:// URL")
+    p.add_argument("--db", required=True, action="append",
+                   help="trace database: an SQLite file (created if missing) or a postgresql:// URL; repeat it to "
+                        "tune into the first while the others' records count too (known programs are not measured "
+                        "again, the cost model learns from them), the first one first")
     p.add_argument("--target", default=None, help="e.g. 'llvm -num-cores=1' (default: the farm's CPU)")
     p.add_argument("--farm", choices=("ray", "local"), default="ray",
                    help="ray (default; a private local Ray unless --ray-address) or local worker processes")
@@ -55,7 +57,7 @@ def _inputs(args):
         raise CommandError("--trials must be >= 0 and --trials-per-round >= 1", REFUSED)
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers must be at least 1, got {args.workers}", REFUSED)
-    if not args.db.strip():
+    if not all(d.strip() for d in args.db):
         raise CommandError("--db needs a file name (got an empty one)", REFUSED)
     for option, check, value in (("--timeout", check_timeout, args.timeout), ("--seed", check_seed, args.seed)):
         try:
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     show_logs()
     options = job_options(args)
     name, func, space, farm = _inputs(args)
-    db = open_database(args.db)  # a database that cannot be opened fails here (DatabaseError), before the farm starts
+    db = open_database(args.db if len(args.db) > 1 else args.db[0])  # one that cannot open fails here, farm unstarted
     try:
         target = resolve_target(args.target, farm)
         try:
