@@ -14,11 +14,12 @@ from tunefarm.tuning.api import tune
 
 
 def _fresh_median(db, rec, func) -> float:
-    """The program built again and timed alone, as a user would time it (fastest of a few blocks per sample,
-    median over rounds, nothing else timing on the host)."""
+    """The program built again and timed alone, as a user would time it: blocks of back-to-back calls, the median
+    of three times the confirmation's rounds (a longer timing than the confirmation's own, so that it is the
+    reference), nothing else timing on the host."""
     built = confirm_mod._built(db, rec, func)
     with quiet_host():
-        samples = confirm_mod.interleaved_rounds({"fresh": built}, confirm_mod.ROUNDS, confirm_mod.MAX_SECONDS)
+        samples = confirm_mod.interleaved_rounds({"fresh": built}, 3 * confirm_mod.ROUNDS, confirm_mod.MAX_SECONDS)
     return float(np.median(samples["fresh"]))
 
 

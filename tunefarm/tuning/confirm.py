@@ -37,7 +37,8 @@ log = logging.getLogger("tunefarm.tuning")
 DEFAULT_TOP = 5
 ROUNDS = 31          # rounds of the interleaved timing (a p10 and a p90 need a few dozen samples)
 MIN_ROUNDS = 7       # rounds kept even when the time cap cuts the timing short
-BLOCK_S = 0.002      # one sample: back-to-back calls lasting at least this long (timer and call overhead vanish)
+BLOCK_S = 0.005      # one sample: back-to-back calls lasting at least this long (timer and call overhead vanish,
+                     # and a burst of another process's work on the core moves a few samples, not the median)
 MAX_SECONDS = 10.0   # timing rounds of one workload stop after this long (past MIN_ROUNDS)
 MIN_LEFT_S = 1.0     # a job's confirmation starts only with this much of its time budget left (builds take time)
 
