@@ -39,8 +39,8 @@ def test_a_quiet_host_waits_for_a_timing_loop_in_progress(tmp_path):
     done = []
 
     def confirm():
-        with quiet_host(path, 2):
-            done.append(worker.held)  # the worker released its slot before the quiet host began
+        with quiet_host(path, 2) as held:
+            done.append(held)  # every slot, once the worker's was free
 
     t = threading.Thread(target=confirm)
     t.start()
@@ -48,4 +48,4 @@ def test_a_quiet_host_waits_for_a_timing_loop_in_progress(tmp_path):
     assert t.is_alive() and not done  # still waiting for the worker's slot
     worker.release()
     t.join(30)
-    assert done == [False]
+    assert done == [2]
