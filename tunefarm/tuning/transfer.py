@@ -17,12 +17,11 @@ from __future__ import annotations
 import json
 import logging
 
-from ..farm import DoneStatus
 from ..ir.serialize import from_json
 from ..search import strategy as strategies
 from ..search.task import TuneTask
 from .job_task import JobTask
-from .warm_start import CHUNK
+from .warm_start import replay_stored
 
 log = logging.getLogger("tunefarm.tuning")
 
@@ -44,7 +43,7 @@ def transfer(tasks: list[JobTask], db, target: str, farm, model, space_for, post
     """Teach ``model`` the stored records of the study's other workloads on ``target`` (see module doc);
     ``space_for(func)``: the space a helper task replays designs in. Returns the samples added."""
     own = {t.key for t in tasks}
-    added = 0
+    batches = []
     for key in db.workloads()["key"]:
         if key in own or target not in db.targets(key):
             continue
@@ -55,22 +54,13 @@ def transfer(tasks: list[JobTask], db, target: str, farm, model, space_for, post
         func = from_json(json.loads(info.ir_json))
         tune_task = TuneTask(info.name, func, space_for(func), postprocs, 1.0)
         helper = JobTask(tune_task, n_cores, strategies.create("random", info.name, key, model, 0))  # replays only
-        for k in range(0, len(rows), CHUNK):
-            chunk = rows[k:k + CHUNK]
-            work = helper.search_request_for_designs([r.trace_json for r in chunk])
-            if isinstance(work, dict):
-                added += _learn(helper, chunk, work, "", model)
-            else:
-                work.tag = ("transfer", helper, chunk)
-                farm.put(work)
-    while farm.pending:
-        for d in farm.poll(5.0):
-            _, helper, chunk = d.work.tag
-            if d.status is DoneStatus.OK and not d.value.get("unavailable"):
-                added += _learn(helper, chunk, d.value, d.worker, model)
-    if added:
-        log.info("cost model starts from %d records of other workloads on this target", added)
-    return added
+        batches.append((helper, rows))
+    added = []
+    replay_stored(batches, farm, lambda helper, chunk, reply, worker: added.append(
+        _learn(helper, chunk, reply, worker, model)))
+    if sum(added):
+        log.info("cost model starts from %d records of other workloads on this target", sum(added))
+    return sum(added)
 
 
 def _learn(helper: JobTask, chunk: list, reply: dict, worker: str, model) -> int:

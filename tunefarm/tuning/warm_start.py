@@ -34,37 +34,45 @@ def stored_rows(db, t: JobTask, target: str) -> pd.DataFrame:
 
 def warm_start(tasks: list[JobTask], db, target: str, farm, model) -> int:
     """Seed every task from the database (see module doc); returns the number of stored records."""
-    total = 0
+    total, batches = 0, []
     for t in tasks:
         t.search.mark_known(db.measured_hashes(t.key, target))
         n = db.count_records(t.key, target)
         t.state.trials = n
         total += n
-        if not n:
-            continue
-        rows = list(stored_rows(db, t, target).itertuples(index=False))
-        for k in range(0, len(rows), CHUNK):
-            chunk = rows[k:k + CHUNK]
-            work = t.search_request_for_designs([r.trace_json for r in chunk])
-            if isinstance(work, dict):  # searched here
-                _take(t, chunk, work, "", model)
-            else:
-                work.tag = ("warm", t, chunk)
-                farm.put(work)
-    while farm.pending:
-        for d in farm.poll(5.0):
-            _, t, chunk = d.work.tag
-            t.requests_in_flight -= 1
-            if d.status is DoneStatus.OK and not d.value.get("unavailable"):
-                _take(t, chunk, d.value, d.worker, model)
-            else:
-                log.warning("task %s: %d stored records could not be replayed for the warm start: %s", t.name,
-                            len(chunk), d.error or d.value.get("unavailable"))
+        if n:
+            batches.append((t, list(stored_rows(db, t, target).itertuples(index=False))))
+    replay_stored(batches, farm, lambda t, chunk, reply, worker: _take(t, chunk, reply, worker, model))
     for t in tasks:
         if t.state.trials:
             log.info("task %s: resuming from %d stored records (best %.3f us)", t.name, t.state.trials,
                      t.state.best_latency * 1e6 if math.isfinite(t.state.best_latency) else math.nan)
     return total
+
+
+def replay_stored(batches: list, farm, take) -> None:
+    """Replay stored traces on the workers, ``CHUNK`` per search request (the resume here, ``transfer.py``'s
+    other workloads): ``batches`` is ``[(task, rows)]``, and ``take(task, rows, reply, worker)`` gets each
+    answer (``worker`` "" when the task searched in the driver). A chunk that cannot be replayed is logged and
+    left out: stored records give the search a head start, never a requirement."""
+    for t, rows in batches:
+        for k in range(0, len(rows), CHUNK):
+            chunk = rows[k:k + CHUNK]
+            work = t.search_request_for_designs([r.trace_json for r in chunk])
+            if isinstance(work, dict):  # searched here
+                take(t, chunk, work, "")
+            else:
+                work.tag = (t, chunk)
+                farm.put(work)
+    while farm.pending:
+        for d in farm.poll(5.0):
+            t, chunk = d.work.tag
+            t.requests_in_flight -= 1
+            if d.status is DoneStatus.OK and not d.value.get("unavailable"):
+                take(t, chunk, d.value, d.worker)
+            else:
+                log.warning("task %s: %d stored records could not be replayed: %s", t.name, len(chunk),
+                            d.error or d.value.get("unavailable"))
 
 
 def _take(t: JobTask, chunk: list, reply: dict, worker: str, model) -> None:
