@@ -3,22 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from local_farm_fixtures import farm, target  # noqa: F401 - fixtures, found by name
 from tunefarm.search.workloads import builtin_workload
-
-
-@pytest.fixture(scope="session")
-def target():
-    from tunefarm.target import Target
-
-    return Target("llvm -num-cores=1")
-
-
-@pytest.fixture(scope="module")
-def farm(target):
-    from tunefarm.farm import LocalFarm
-
-    with LocalFarm(num_workers=2, target=target) as f:
-        yield f
 
 
 @pytest.fixture(scope="session")
