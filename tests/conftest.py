@@ -14,3 +14,6 @@ for p in (str(ROOT), str(ROOT / "tests")):
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
+# the store fixtures (one PostgreSQL server per session) serve tests/database and tests/dashboard alike
+pytest_plugins = ["store_fixtures"]

@@ -14,30 +14,11 @@ import pytest
 
 from dbtest_helpers import populate, populate_real
 from tunefarm.database import open_database
-from tunefarm.testing.postgres_server import PostgresServer
 
 CHROMIUM = "/usr/bin/chromium"
 
 
 _NUMBERS = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    """A private PostgreSQL server for the session. Never skips: a server that cannot start is a failure."""
-    server = PostgresServer()
-    try:
-        server.start()
-    except Exception as e:  # noqa: BLE001 - any reason the server could not run fails the tests that need it
-        server.stop()
-        pytest.fail(f"could not start a PostgreSQL server for the postgres tests: {e}")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def kind(request) -> str:
-    return request.param
 
 
 @pytest.fixture
