@@ -23,26 +23,11 @@ from tunefarm.runtime.build_module import build
 from tunefarm.schedule import Schedule
 from tunefarm.script import from_source
 from tunefarm.target import Target
+from tunefarm.testing.fuzz_programs import PROGRAMS
 
 HERE = Path(__file__).resolve().parent
 
-CONV2D = '''
-@T.prim_func
-def conv2d(I: T.Buffer((1, 2, 5, 5), "float32"), W: T.Buffer((3, 2, 3, 3), "float32"),
-           O: T.Buffer((1, 3, 5, 5), "float32")):
-    P = T.alloc_buffer((1, 2, 7, 7), "float32")
-    for n, c, h, w in T.grid(1, 2, 7, 7):
-        with T.block("pad"):
-            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
-            P[vn, vc, vh, vw] = T.if_then_else(vh >= 1 and vh < 6 and vw >= 1 and vw < 6,
-                                               I[vn, vc, vh - 1, vw - 1], T.float32(0))
-    for n, f, y, x, rc, ry, rx in T.grid(1, 3, 5, 5, 2, 3, 3):
-        with T.block("conv"):
-            vn, vf, vy, vx, vrc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
-            with T.init():
-                O[vn, vf, vy, vx] = T.float32(0)
-            O[vn, vf, vy, vx] = O[vn, vf, vy, vx] + P[vn, vrc, vy + vry, vx + vrx] * W[vf, vrc, vry, vrx]
-'''
+CONV2D = PROGRAMS["conv2d"]  # the fuzzer's program whose padding copy read outside its input
 
 
 def unoptimized_ir(func) -> str:
