@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 from dashtest_helpers import get, get_json
@@ -81,6 +83,36 @@ def test_a_smaller_id_that_commits_later_is_counted_once_and_a_rolled_back_one_n
     assert study.refresh() == 0 and study.q.holes == []  # the rolled-back id is no longer looked for
     assert study.q.final == early_id
     for conn in (late, gone, early):
+        conn.close()
+    study.q.close()
+
+
+def test_an_insert_that_stalls_between_drawing_its_id_and_writing_its_row_is_counted(study_path):
+    """A row's id is drawn (its default) before the row is written, and the server gives a transaction its xid
+    only when it writes. An insert stalled in between holds an id below a visible one while it has no xid yet,
+    so a snapshot's xmax does not cover it: the store draws the xid first, and the stalled row is still read."""
+    url = str(study_path[0])
+    study = Study(StudyQueries.open(url))
+    assert study.refresh() == 412
+    stalled, quick = _connect(url, autocommit=True), _connect(url, autocommit=True)
+    # a row-level trigger runs once the row is formed (its id drawn) and before it is written (the xid taken)
+    stalled.execute("""CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF NEW.uid = 'stalled' THEN PERFORM pg_sleep(2); END IF; RETURN NEW; END $$""")
+    stalled.execute("CREATE TRIGGER stall BEFORE INSERT ON records FOR EACH ROW EXECUTE FUNCTION stall()")
+    slow = _copy_sql(stalled)
+    out = {}
+    t = threading.Thread(target=lambda: out.update(id=stalled.execute(slow, ("stalled", 1)).fetchone()[0]))
+    t.start()
+    time.sleep(0.5)  # the stalled insert has drawn its id
+    quick_id = quick.execute(_copy_sql(quick), ("quick", 2)).fetchone()[0]
+    while t.is_alive():  # the quick one's larger id is read, and refreshes go on while the other stalls
+        study.refresh()
+        time.sleep(0.05)
+    t.join()
+    assert out["id"] < quick_id
+    study.refresh()
+    assert _shown(study.snapshot()) == _truth(url) and study.snapshot()["n_records"] == 414
+    for conn in (stalled, quick):
         conn.close()
     study.q.close()
 

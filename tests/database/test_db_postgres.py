@@ -247,3 +247,43 @@ def test_a_study_moves_between_the_kinds_both_ways(real_study, pg_server, tmp_pa
     a, b = db.records(), open_database(back).records()
     cols = [c for c in a.columns if c not in ("record_id", "job_status")]
     assert a[cols].equals(b[cols]) and list(a.dtypes) == list(b.dtypes)
+
+
+def test_a_version_7_study_draws_its_record_ids_on_after_the_identitys_last_and_only_with_an_xid(pg_server,
+                                                                                                 monkeypatch):
+    """Migration 8 swaps the records' identity column for a default that takes the transaction's xid before it
+    draws the id (pg_schema._RECORD_IDS): the ids go on past every id the identity gave, a rolled-back one too."""
+    from tunefarm.database import pg_schema
+    from tunefarm.database.schema import MIGRATIONS
+
+    url = pg_server.new_database("v7")
+    with monkeypatch.context() as m:  # a study made by the code before migration 8
+        m.setattr(pg_schema, "MIGRATIONS", MIGRATIONS[:7])
+        m.setattr(pg_schema, "CURRENT_VERSION", 7)
+        with open_database(url) as db:
+            db.commit_workload("wk-a", "a", "{}", 1.0)
+            db.commit_records([make_record("wk-a", i) for i in range(5)])
+    assert raw_sql(url, "SELECT value FROM meta WHERE key = 'schema_version'") == [("7",)]
+    assert raw_sql(url, "SELECT is_identity FROM information_schema.columns WHERE table_name = 'records' "
+                        "AND column_name = 'id'") == [("YES",)]
+    import psycopg
+    with psycopg.connect(url) as conn:  # an insert the identity numbers, rolled back: its id is never used again
+        cols = ", ".join(r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'records' "
+            "AND column_name NOT IN ('id', 'uid') ORDER BY ordinal_position"))
+        conn.execute(f"INSERT INTO records (uid, {cols}) SELECT 'gone', {cols} FROM records LIMIT 1")
+        conn.rollback()
+    old_ids = [r[0] for r in raw_sql(url, "SELECT id FROM records ORDER BY id")]
+    with open_database(url) as db:
+        db.commit_records([make_record("wk-a", i) for i in range(5, 8)])
+        assert db.count_records() == 8
+    new_ids = [r[0] for r in raw_sql(url, "SELECT id FROM records ORDER BY id")][5:]
+    assert old_ids == [1, 2, 3, 4, 5] and new_ids == [7, 8, 9]  # 6 was the rolled-back insert's
+    assert raw_sql(url, "SELECT is_identity, column_default FROM information_schema.columns WHERE "
+                        "table_name = 'records' AND column_name = 'id'") == [("NO", "tunefarm_record_id()")]
+    with psycopg.connect(url) as conn:  # a transaction that has written nothing holds an xid once it draws an id
+        conn.execute("SELECT 1")
+        assert conn.execute("SELECT pg_current_xact_id_if_assigned()").fetchone()[0] is None
+        conn.execute("SELECT tunefarm_record_id()")
+        assert conn.execute("SELECT pg_current_xact_id_if_assigned()").fetchone()[0] is not None
+        conn.rollback()

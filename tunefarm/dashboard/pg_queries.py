@@ -16,11 +16,15 @@ So each refresh runs in one REPEATABLE READ snapshot and keeps, besides the high
   snapshot, by a transaction whose xid is below the snapshot's ``xmax``; once a later snapshot's ``xmin`` passes
   that ``xmax``, all those transactions have ended, and ``final`` moves up to that ``read_to``.
 
+The argument needs every id to be drawn by a transaction that already holds its xid. The server gives a
+transaction its xid only when it first writes, after a column default has drawn the row's id: an insert caught
+in between holds a small id that no snapshot's ``xmax`` covers yet. So the store's record ids come from a default
+that takes the xid first (``pg_schema._RECORD_IDS``), whoever writes and whether or not they take the lock; an
+uncached sequence keeps the ids in the order they are drawn.
+
 The holes stay few (in-flight inserts and rolled-back ids), and the ids between ``final`` and ``read_to`` that
 are scanned to find them are those of the last refresh or two, unless a long transaction elsewhere on the
-server holds ``xmin`` back. A sequence with a per-session cache, or an insert caught between drawing its id and
-taking its xid, could break the ordering argument; the store's tables use an uncached identity column and
-write under the lock, which closes both.
+server holds ``xmin`` back.
 """
 from __future__ import annotations
 

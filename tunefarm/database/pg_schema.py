@@ -5,7 +5,8 @@ other and a new migration reaches both. A statement is translated by type name (
 an identity column, ``INTEGER`` is ``BIGINT``: microsecond times overflow 32 bits, ``REAL`` is ``DOUBLE
 PRECISION``); SQLite's triggers have their PL/pgSQL counterparts in ``_TRIGGERS``, by name. The shared SQL
 measures a record's run times with ``json_array_length(text)``, which PostgreSQL only has for ``json``: the
-first migration defines it for text. The fifth creates the function that runs a driver's step (``pg_step``).
+first migration defines it for text. The fifth creates the function that runs a driver's step (``pg_step``); the
+eighth draws record ids after the writing transaction's xid (``_RECORD_IDS``).
 
 Several drivers may open a fresh database at the same moment: the version is read and the migrations run
 inside one transaction that holds the store's advisory write lock, so exactly one of them creates the tables
@@ -27,8 +28,29 @@ LOCK_SQL = f"SELECT pg_advisory_xact_lock({WRITE_LOCK})"
 _JSON_LENGTH = ("CREATE OR REPLACE FUNCTION json_array_length(text) RETURNS integer LANGUAGE sql IMMUTABLE "
                 "AS 'SELECT json_array_length($1::json)'")
 
+# A record's id is drawn by its column default, before the row is written; the server gives a transaction its
+# xid only when it first writes. In between, the transaction holds an id below ids that others commit, yet no
+# snapshot's xmax covers it, and a reader that finalises ids by xid (the dashboard, pg_queries.py) would pass
+# over the row for good. The default takes the xid first (txid_current: every server version has it), so an id
+# is always drawn by a transaction that already has one, whichever client writes and whether or not it takes the
+# write lock. The sequence goes on from the identity's last id, under a lock no insert passes.
+_RECORD_IDS = (
+    "LOCK TABLE records IN ACCESS EXCLUSIVE MODE",
+    "CREATE SEQUENCE record_ids",
+    "SELECT setval('record_ids', GREATEST(coalesce((SELECT max(id) FROM records), 0), coalesce("
+    "pg_sequence_last_value(pg_get_serial_sequence('records', 'id')::regclass), 0)) + 1, false)",
+    "ALTER TABLE records ALTER COLUMN id DROP IDENTITY",
+    "ALTER SEQUENCE record_ids OWNED BY records.id",
+    """CREATE FUNCTION tunefarm_record_id() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+    BEGIN
+        PERFORM txid_current();
+        RETURN nextval('record_ids'::regclass);
+    END $$""",
+    "ALTER TABLE records ALTER COLUMN id SET DEFAULT tunefarm_record_id()",
+)
+
 # statements of a migration that only the server store has, by version
-_SERVER_ONLY = {1: (_JSON_LENGTH,), 5: (pg_step.function_sql(WRITE_LOCK),)}
+_SERVER_ONLY = {1: (_JSON_LENGTH,), 5: (pg_step.function_sql(WRITE_LOCK),), 8: _RECORD_IDS}
 
 _TRIGGERS = {
     "records_inserted": (

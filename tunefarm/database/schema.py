@@ -135,6 +135,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX records_trusted ON records(workload_id, target_id, (confirmed_secs IS NULL), "
         "(coalesce(confirmed_secs, median_secs))) WHERE status = 'ok'",
     )),
+    # PostgreSQL draws a record's id only after its transaction holds an xid (pg_schema.py; why: the dashboard's
+    # pg_queries.py); SQLite commits one writer at a time and needs nothing
+    Migration(8, "record ids drawn after the writing transaction's xid (PostgreSQL only)", ()),
 )
 
 CURRENT_VERSION = MIGRATIONS[-1].version
