@@ -64,6 +64,15 @@ class Schedule(BlockTransforms):
         self._work_on: str | None = None
         self.seed(seed)
 
+    @classmethod
+    def from_trace(cls, trace: Trace, func_or_module, decisions: dict | None = None,
+                   seed: int | None = None) -> "Schedule":
+        """A new schedule of ``func_or_module`` with ``trace`` applied (``Trace.apply_to_schedule``: ``decisions``
+        overrides recorded ones). Built here, not by the trace, so that the trace module never imports this one."""
+        sch = cls(func_or_module, seed=seed)
+        trace.apply_to_schedule(sch, decisions=decisions)
+        return sch
+
     # ------------------------------------------------------------------------------------------- state
     @property
     def mod(self) -> IRModule:
