@@ -164,13 +164,6 @@ class Trace:
                 raise err from e
             rv_map.update(zip(inst.outputs, outs))
 
-    def replay(self, func_or_mod, decisions: dict | None = None, seed: int | None = None):
-        """``Schedule.from_trace(self, func_or_mod, decisions, seed)``, for the callers not moved yet."""
-        # cycle: schedule.py imports this module at its top; Python imports a module once
-        from .schedule import Schedule
-
-        return Schedule.from_trace(self, func_or_mod, decisions, seed)
-
 
 def _through(x, table: dict):
     """``x`` with every random variable in it (lists too) replaced by ``table[rv]``."""
