@@ -78,13 +78,13 @@ def main(argv=None) -> int:
 def evaluate(db, logged, func, target, args) -> float:
     """Print the split accuracies of one database's records; returns their median."""
     from tunefarm.ir.structural import workload_key
-    from tunefarm.schedule import Trace
+    from tunefarm.schedule import Schedule, Trace
     from tunefarm.search.cost_model import XGBCostModel, pairwise_accuracy, top_k_recall
     from tunefarm.search.features import extract_features
 
     df = db.records(workload_key(func), target=str(target)).sort_values("trial")
-    feats = np.array([extract_features(Trace.from_json(json.loads(t)).replay(func).mod["main"], args.cores)
-                      for t in df.trace_json])
+    scheduled = [Schedule.from_trace(Trace.from_json(json.loads(t)), func).mod["main"] for t in df.trace_json]
+    feats = np.array([extract_features(f, args.cores) for f in scheduled])
     lat = df.min_us.to_numpy(dtype=float) / 1e6
     label = np.where(np.isfinite(lat), np.nanmin(lat) / np.where(np.isfinite(lat), lat, 1.0), 0.0)
     print(f"{len(df)} records ({int(np.isfinite(lat).sum())} successful) of {args.workload} in {db.path}")

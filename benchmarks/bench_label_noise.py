@@ -97,7 +97,7 @@ def _build_forever(cands, stop) -> None:
     """The other worker of a job: replay and compile candidates (no timing) until told to stop."""
     from tunefarm.codegen import compile_funcs
     from tunefarm.ir.serialize import from_json
-    from tunefarm.schedule import Trace
+    from tunefarm.schedule import Schedule, Trace
     from tunefarm.target import Target
 
     funcs = {}
@@ -106,7 +106,8 @@ def _build_forever(cands, stop) -> None:
             if stop.is_set():
                 return
             func = funcs.get(c.workload_key) or funcs.setdefault(c.workload_key, from_json(c.workload_dict()))
-            compile_funcs(Trace.from_json(c.trace_value()).replay(func).mod["main"], Target(c.target), keep_ll=False)
+            scheduled = Schedule.from_trace(Trace.from_json(c.trace_value()), func).mod["main"]
+            compile_funcs(scheduled, Target(c.target), keep_ll=False)
 
 
 def _time_forever(cands, stop, lock_path) -> None:

@@ -65,7 +65,7 @@ def rows():
     """``(label, fn, calls per repeat scale)``: what the benchmark times."""
     mm = programs.matmul(128, 128, 128)
     course = _roundtrip(course_trace(Schedule(mm)).trace)
-    assert course.replay(mm).mod.script() == course_trace(Schedule(mm)).mod.script()
+    assert Schedule.from_trace(course, mm).mod.script() == course_trace(Schedule(mm)).mod.script()
     prefix30 = Trace(course.insts[:30], {i: d for i, d in course.decisions.items() if i < 30})
 
     dense_sch = tiling_traces.dense_trace_schedule(seed=1)
@@ -74,16 +74,17 @@ def rows():
     conv_func = tiling_traces.conv2d()
     conv = _roundtrip(tiling_traces.conv2d_trace_schedule(seed=1).trace)
     for trace, func in ((dense, dense_func), (conv, conv_func)):
-        trace.replay(func)  # must replay cleanly on a fresh copy of its workload
+        Schedule.from_trace(trace, func)  # must replay cleanly on a fresh copy of its workload
 
-    replayed = course.replay(mm)
+    replayed = Schedule.from_trace(course, mm)
     text = json.dumps(course.as_json())
     seeds = iter(range(10 ** 9))
     return [
-        (f"replay: course matmul trace ({len(course)} inst)", lambda: course.replay(mm), 1),
-        ("replay: its first 30 instructions", lambda: prefix30.replay(mm), 1),
-        (f"replay: dense+bias+relu 1x784x128 MLT ({len(dense)} inst)", lambda: dense.replay(dense_func), 1),
-        (f"replay: conv2d 1x64x56x56 k3 MLT ({len(conv)} inst)", lambda: conv.replay(conv_func), 1),
+        (f"replay: course matmul trace ({len(course)} inst)", lambda: Schedule.from_trace(course, mm), 1),
+        ("replay: its first 30 instructions", lambda: Schedule.from_trace(prefix30, mm), 1),
+        (f"replay: dense+bias+relu 1x784x128 MLT ({len(dense)} inst)",
+         lambda: Schedule.from_trace(dense, dense_func), 1),
+        (f"replay: conv2d 1x64x56x56 k3 MLT ({len(conv)} inst)", lambda: Schedule.from_trace(conv, conv_func), 1),
         ("Schedule.copy after the course trace", replayed.copy, 10),
         ("Trace.from_json (course trace, JSON text)", lambda: Trace.from_json(text), 3),
         ("sample: dense MLT space, fresh decisions", lambda: tiling_traces.multi_level_tiling(

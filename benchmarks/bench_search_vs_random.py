@@ -126,13 +126,13 @@ def retime(func, key: str, target, programs: dict, rounds: int, repeat: int = 3,
     from tunefarm.farm.measure import rewrite_layout_free
     from tunefarm.farm.measure_lock import HostMeasureLock
     from tunefarm.runtime import build
-    from tunefarm.schedule import Trace
+    from tunefarm.schedule import Schedule, Trace
 
     base = make_arrays(func, key)
     built = {}
     for h, text in programs.items():
         trace = Trace.from_json(json.loads(text) if isinstance(text, str) else text)
-        scheduled, packers = rewrite_layout_free(trace.replay(func).mod["main"])
+        scheduled, packers = rewrite_layout_free(Schedule.from_trace(trace, func).mod["main"])
         fn = build(scheduled, target)["main"]
         arrays = list(base)
         for i, pack in packers:

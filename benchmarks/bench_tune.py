@@ -91,13 +91,13 @@ def numpy_baseline(name: str, func) -> float | None:
 def remeasure(db, key, func, target, k: int = 5) -> tuple[float, object]:
     """Rebuild the ``k`` best records and time them here (farm idle); returns (best median us, record)."""
     from tunefarm.runtime import build
-    from tunefarm.schedule import Trace
+    from tunefarm.schedule import Schedule, Trace
 
     rng = np.random.default_rng(1)
     arrays = [rng.uniform(-1, 1, p.const_shape()).astype(p.dtype) for p in func.params]
     best = (math.inf, None)
     for rec in db.top_k(key, k, target=str(target)):
-        mod = build(Trace.from_json(rec.trace_json).replay(func).mod["main"], target)
+        mod = build(Schedule.from_trace(Trace.from_json(rec.trace_json), func).mod["main"], target)
         timer = mod.time_evaluator("main", number=1, repeat=30, min_repeat_ms=2)
         us = statistics.median(timer(*arrays).results) * 1e6
         if us < best[0]:

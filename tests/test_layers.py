@@ -115,3 +115,61 @@ def test_no_cycle_between_packages():
 
     cycles = sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a, set())})
     assert not cycles, f"packages that import each other (directly or through others): {cycles}"
+
+
+# Import circles between modules of one package that are part of the design, and why; any other circle fails.
+NATURAL_CIRCLES = {
+    "ir": "a node prints itself through the printer, which imports every node type",
+    "te": "a tensor's operators build tensors through the op library, which imports the tensor",
+    "dashboard": "the PostgreSQL queries, a subclass, load on use: psycopg is an optional extra",
+}
+
+
+def _module_imports(path: Path, modules: set) -> set:
+    """The modules ``path`` imports (nested imports too; ``from pkg import mod`` names ``pkg.mod``), without
+    its own ancestor packages (Python has run those before the module anyway)."""
+    mod = _module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != mod and not mod.startswith(name + "."):
+                out.add(name)
+    return out
+
+
+def _module_circles() -> list[set]:
+    """The sets of modules that import one another (strongly connected components of more than one)."""
+    paths = {_module_name(p): p for p in _sources()}
+    graph = {m: _module_imports(p, set(paths)) for m, p in paths.items()}
+    reach = {m: set() for m in graph}
+    for m in graph:
+        todo = list(graph[m])
+        while todo:
+            n = todo.pop()
+            if n in graph and n not in reach[m]:
+                reach[m].add(n)
+                todo += graph[n]
+    circles = {frozenset({m} | {n for n in reach[m] if m in reach[n]}) for m in graph if m in reach[m]}
+    return [set(c) for c in circles]
+
+
+def test_modules_import_one_another_only_where_the_design_says():
+    """E.g. a trace drives a schedule it is given and never builds one: schedule.py imports trace.py, never
+    the reverse, not even inside a function (``Schedule.from_trace`` builds a schedule from a trace)."""
+    bad = sorted(sorted(c) for c in _module_circles() if {_package(m) for m in c} - set(NATURAL_CIRCLES))
+    assert not bad, "modules that import one another (directly or through others):\n" + "\n".join(map(str, bad))
+    trace = ROOT / "tunefarm" / "schedule" / "trace.py"
+    assert "tunefarm.schedule.schedule" not in _module_imports(trace, {"tunefarm.schedule.schedule"})

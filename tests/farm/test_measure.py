@@ -116,12 +116,12 @@ def test_constant_weights_are_measured_in_the_packed_layout_the_model_uses(measu
     """A workload marking B layout-free (a bound weight) is timed with B stored as its kernel reads it."""
     from tunefarm.farm.measure import rewrite_layout_free
     from tunefarm.ir.function import PrimFunc
-    from tunefarm.schedule import Trace
+    from tunefarm.schedule import Schedule, Trace
 
     plain = matmul_func(32)
     f = PrimFunc(plain.params, plain.body, {**plain.attrs, "layout_free_buffers": [1]}, plain.name)
     trace = tiled_trace(f)
-    scheduled = Trace.from_json(trace).replay(f).mod["main"]
+    scheduled = Schedule.from_trace(Trace.from_json(trace), f).mod["main"]
     rewritten, packers = rewrite_layout_free(scheduled)
     assert [i for i, _ in packers] == [1]
     assert rewritten.params[1].const_shape() != plain.params[1].const_shape()  # B is stored tile by tile
@@ -132,7 +132,7 @@ def test_constant_weights_are_measured_in_the_packed_layout_the_model_uses(measu
     r = measurer.measure(candidate(f, trace))  # checked against the unscheduled, plain-layout program
     assert r.status is MeasureStatus.OK, r.error
     # the same schedule without the attribute keeps the plain layout
-    assert rewrite_layout_free(Trace.from_json(tiled_trace(plain)).replay(plain).mod["main"])[1] == []
+    assert rewrite_layout_free(Schedule.from_trace(Trace.from_json(tiled_trace(plain)), plain).mod["main"])[1] == []
 
 
 # --- timing with an early stop ---------------------------------------------------------------------------
@@ -180,18 +180,18 @@ def test_an_early_stopped_candidate_is_ok_with_the_repeats_it_got(measurer):
 def test_measure_func_times_a_function_the_caller_already_scheduled(measurer):
     """The tail of a measurement: the caller replayed the trace itself (as a worker with a program cache does)."""
     from tunefarm.farm.measure import MeasureSettings
-    from tunefarm.schedule import Trace
+    from tunefarm.schedule import Schedule, Trace
 
     f = matmul_func(32)
     key, text = workload_key(f), json.dumps(to_json(f))
-    scheduled = Trace.from_json(tiled_trace(f)).replay(f).mod["main"]
+    scheduled = Schedule.from_trace(Trace.from_json(tiled_trace(f)), f).mod["main"]
     before = measurer.compiles
     r = measurer.measure_func(key, text, scheduled, HOST, MeasureSettings(repeat=4))
     assert r.status is MeasureStatus.OK, r.error
     assert len(r.run_secs) == 4 and r.build_secs > 0 and r.host
     assert measurer.compiles in (before + 1, before + 2)  # the program (and the reference, unless cached)
     # checked against the unscheduled program: a different workload's schedule is a wrong result, not a crash
-    wrong = Trace.from_json(EMPTY_TRACE).replay(wrong_matmul_func(32)).mod["main"]
+    wrong = Schedule.from_trace(Trace.from_json(EMPTY_TRACE), wrong_matmul_func(32)).mod["main"]
     r = measurer.measure_func(key, text, wrong, HOST, MeasureSettings())
     assert r.status is MeasureStatus.WRONG_RESULT and "unscheduled program" in r.error
     r = measurer.measure_func(key, text, wrong, HOST, MeasureSettings(check=False, repeat=2))

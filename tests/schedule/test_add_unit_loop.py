@@ -39,7 +39,7 @@ def test_add_unit_loop_builds_and_replays(above):
     assert isinstance(child, S.BlockRealize if above == "block" else S.For)
     assert [sch.get(lp).extent.value for lp in sch.get_loops(block)] == ([8, 4, 1] if above == "block" else [8, 1, 4])
     _check_numerics(sch.mod["main"])
-    again = Trace.from_json(sch.trace.as_json()).replay(add_one)
+    again = Schedule.from_trace(Trace.from_json(sch.trace.as_json()), add_one)
     from_text = Schedule(add_one)
     apply_python(sch.trace.as_python(), from_text)
     for other in (again, from_text):

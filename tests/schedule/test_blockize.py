@@ -31,7 +31,7 @@ def _check(func):
 
 
 def _replays(sch):
-    again = Trace.from_json(sch.trace.as_json()).replay(matmul)
+    again = Schedule.from_trace(Trace.from_json(sch.trace.as_json()), matmul)
     from_text = Schedule(matmul)
     apply_python(sch.trace.as_python(), from_text)
     for other in (again, from_text):

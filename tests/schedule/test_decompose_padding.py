@@ -32,7 +32,7 @@ def test_decompose_padding_builds_and_replays(at):
     y = np.zeros((6, 14, 13), np.float32)
     build(sch.mod["main"])(x, y)
     np.testing.assert_array_equal(y, np.pad(x, ((0, 0), (2, 2), (1, 2)), constant_values=-7))
-    again = Trace.from_json(sch.trace.as_json()).replay(pad2d)
+    again = Schedule.from_trace(Trace.from_json(sch.trace.as_json()), pad2d)
     from_text = Schedule(pad2d)
     apply_python(sch.trace.as_python(), from_text)
     for other in (again, from_text):

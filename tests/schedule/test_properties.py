@@ -181,7 +181,7 @@ def check_sequence(data, max_steps: int) -> None:
         except ScheduleError:
             pass  # refused: the schedule must be unchanged and still usable
     P.check_numerics(sch.mod, name, seed=1)
-    replayed = Trace.from_json(json.loads(json.dumps(sch.trace.as_json()))).replay(func)
+    replayed = Schedule.from_trace(Trace.from_json(json.loads(json.dumps(sch.trace.as_json()))), func)
     assert replayed.mod.script() == sch.mod.script()
     assert str(replayed.trace) == str(sch.trace)
 

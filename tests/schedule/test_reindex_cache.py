@@ -27,7 +27,7 @@ def _check_and_replay(sch):
     c = np.zeros((32, 24), np.float32)
     build(sch.mod["main"])(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
-    again = Trace.from_json(sch.trace.as_json()).replay(matmul)
+    again = Schedule.from_trace(Trace.from_json(sch.trace.as_json()), matmul)
     from_text = Schedule(matmul)
     apply_python(sch.trace.as_python(), from_text)
     for other in (again, from_text):

@@ -254,19 +254,19 @@ def test_multi_level_tiling_schedules_compute_the_right_numbers_and_replay(seed)
     ]:
         sch = TT.multi_level_tiling(Schedule(func, seed=seed), block, **kwargs)
         P.check_numerics(sch.mod, name, seed=seed)
-        again = Trace.from_json(json.dumps(sch.trace.as_json())).replay(func)
+        again = Schedule.from_trace(Trace.from_json(json.dumps(sch.trace.as_json())), func)
         assert again.mod.script() == sch.mod.script()
 
 
 def test_benchmark_traces_replay_to_the_programs_they_were_recorded_on():
     for build, make in [(TT.dense_bias_relu, TT.dense_trace_schedule), (TT.conv2d, TT.conv2d_trace_schedule)]:
         sch = make(seed=2)
-        replayed = Trace.from_json(json.dumps(sch.trace.as_json())).replay(build())
+        replayed = Schedule.from_trace(Trace.from_json(json.dumps(sch.trace.as_json())), build())
         assert replayed.mod.script() == sch.mod.script()
     func = P.matmul(128, 128, 128)
     course = course_trace(Schedule(func))
     for _ in range(3):  # the workload's cached index is shared by every replay and stays right
-        assert course.trace.replay(func).mod.script() == course.mod.script()
+        assert Schedule.from_trace(course.trace, func).mod.script() == course.mod.script()
 
 
 def test_rfactor_refuses_a_loop_the_block_predicate_depends_on():

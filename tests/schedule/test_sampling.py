@@ -133,10 +133,10 @@ def test_compute_location_decisions_are_checked_and_replayed():
     loc = sch.sample_compute_location(dense, decision=1)
     sch.compute_at(dense, loc)
     trace = sch.trace
-    assert trace.replay(func).mod.script() == sch.mod.script()
-    root = trace.replay(func, decisions={1: -1})
+    assert Schedule.from_trace(trace, func).mod.script() == sch.mod.script()
+    root = Schedule.from_trace(trace, func, decisions={1: -1})
     assert root.mod["main"] is func
     with pytest.raises(ScheduleError, match=r"trace instruction 1 \(SampleComputeLocation\)"):
-        trace.replay(func, decisions={1: -2})
+        Schedule.from_trace(trace, func, decisions={1: -2})
     with pytest.raises(ScheduleError, match="not a loop"):
         sch.split(sch.sample_compute_location(sch.get_block("relu")), [2, 2])

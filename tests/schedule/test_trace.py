@@ -82,7 +82,7 @@ def test_json_round_trip_and_replay_reproduce_the_program():
     loaded = Trace.from_json(json.loads(text))
     assert loaded.as_json() == data
     assert str(loaded) == str(sch.trace)
-    replayed = loaded.replay(func)
+    replayed = Schedule.from_trace(loaded, func)
     assert replayed.mod.script() == sch.mod.script()
     assert replayed.trace.as_json() == data
     P.check_numerics(replayed.mod, "matmul")
@@ -93,7 +93,7 @@ def test_json_round_trip_and_replay_reproduce_the_program():
 def test_replay_with_edited_decisions_and_with_decision():
     func = P.matmul(16, 16, 16)
     trace = tiled_matmul(Schedule(func, seed=1), tile=[2, 4, 2]).trace
-    edited = trace.replay(func, decisions={2: [1, 2, 8], 10: 0})
+    edited = Schedule.from_trace(trace, func, decisions={2: [1, 2, 8], 10: 0})
     assert edited.trace.decisions[2] == [1, 2, 8] and edited.trace.decisions[10] == 0
     assert "decision=[1, 2, 8]" in str(edited.trace)
     i_loops = [lp for lp in edited.get_loops(edited.get_block("C"))]
@@ -101,14 +101,14 @@ def test_replay_with_edited_decisions_and_with_decision():
     P.check_numerics(edited.mod, "matmul")
     t2 = trace.with_decision(2, [4, 4, 1])
     assert t2.decisions[2] == [4, 4, 1] and trace.decisions[2] == [2, 4, 2]  # traces are immutable
-    assert t2.replay(func).trace.decisions[2] == [4, 4, 1]
+    assert Schedule.from_trace(t2, func).trace.decisions[2] == [4, 4, 1]
     with pytest.raises(ValueError, match="not a sampling instruction"):
         trace.with_decision(3, [1, 2])
     with pytest.raises(ValueError, match="list of 3 integers"):
         trace.with_decision(2, [4, 4])
     resampled = trace.with_decision(2, None)
     assert 2 not in resampled.decisions
-    sch = resampled.replay(func, seed=0)
+    sch = Schedule.from_trace(resampled, func, seed=0)
     assert 2 in sch.trace.decisions  # re-sampled and recorded again
 
 
@@ -116,19 +116,19 @@ def test_decisions_that_no_longer_fit_are_rejected_naming_the_instruction():
     func = P.matmul(16, 16, 16)
     trace = tiled_matmul(Schedule(func, seed=2)).trace
     with pytest.raises(ScheduleError, match=r"trace instruction 2 \(SamplePerfectTile\).*multiplies to 12") as info:
-        trace.replay(func, decisions={2: [2, 3, 2]})
+        Schedule.from_trace(trace, func, decisions={2: [2, 3, 2]})
     assert info.value.inst_index == 2 and info.value.primitive == "sample_perfect_tile"
     with pytest.raises(ScheduleError, match=r"trace instruction 10 \(SampleCategorical\)"):
-        trace.replay(func, decisions={10: 5})
+        Schedule.from_trace(trace, func, decisions={10: 5})
     # the same trace on a different program: a tile that fit 16 does not fit 24
     with pytest.raises(ScheduleError, match="trace instruction 2"):
-        trace.replay(P.matmul(24, 16, 16))
+        Schedule.from_trace(trace, P.matmul(24, 16, 16))
 
 
 def test_replay_on_a_program_without_the_block_fails_cleanly():
     trace = tiled_matmul(Schedule(P.matmul(), seed=2)).trace
     with pytest.raises(ScheduleError, match=r"trace instruction 0 \(GetBlock\): no block named 'C'"):
-        trace.replay(P.row_sum(16, 16))
+        Schedule.from_trace(trace, P.row_sum(16, 16))
 
 
 def test_apply_to_schedule_appends_to_an_existing_schedule():
@@ -139,7 +139,7 @@ def test_apply_to_schedule_appends_to_an_existing_schedule():
     trace.apply_to_schedule(sch)
     assert len(sch.trace) == len(trace) + 1
     assert sch.trace.as_python()[1] == 'b1 = sch.get_block(name="C", func_name="main")'
-    assert sch.mod.script() == trace.replay(func).mod.script()
+    assert sch.mod.script() == Schedule.from_trace(trace, func).mod.script()
 
 
 @pytest.mark.parametrize("bad,match", [
@@ -189,11 +189,11 @@ def test_fresh_process_replay_gives_a_structurally_equal_program(tmp_path: Path)
     script = (
         "import json, sys\n"
         "from tunefarm.ir import serialize\n"
-        "from tunefarm.schedule import Trace\n"
+        "from tunefarm.schedule import Schedule, Trace\n"
         f"d = {str(tmp_path)!r}\n"
         "func = serialize.loads(open(d + '/workload.json').read())\n"
         "trace = Trace.from_json(json.load(open(d + '/trace.json')))\n"
-        "sys.stdout.write(serialize.dumps(trace.replay(func).mod))\n"
+        "sys.stdout.write(serialize.dumps(Schedule.from_trace(trace, func).mod))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     remote = serialize.loads(out.stdout)
@@ -216,7 +216,7 @@ def test_course_metaschedule_trace_prints_as_in_the_notes_and_computes_correctly
     # the same schedule with tiles for 64^3 (the interpreter is too slow for 128^3 in a unit test)
     small = course_trace(Schedule(P.matmul(64, 64, 64)), tiles=((2, 1, 32, 1), (2, 1, 8, 4), (32, 2)))
     P.check_numerics(small.mod, "matmul")
-    again = Trace.from_json(json.dumps(small.trace.as_json())).replay(P.matmul(64, 64, 64))
+    again = Schedule.from_trace(Trace.from_json(json.dumps(small.trace.as_json())), P.matmul(64, 64, 64))
     assert again.mod.script() == small.mod.script()
 
 
@@ -228,7 +228,39 @@ def test_without_postproc_keeps_what_precedes_enter_postproc():
     head = trace.without_postproc()
     assert len(head) == 17 and [i.kind for i in head.insts] == [i.kind for i in trace.insts[:17]]
     assert head.decisions == {k: v for k, v in trace.decisions.items() if k < 17} and len(head.decisions) == 4
-    sch = head.replay(func)
+    sch = Schedule.from_trace(head, func)
     assert sch.get(sch.get_block("root")).annotations["meta_schedule.unroll_explicit"] == 16
     plain = Trace(trace.insts[:3], {})
     assert plain.without_postproc() is plain
+
+
+def test_apply_to_schedule_with_remove_postproc_stops_at_enter_postproc():
+    """TVM's spelling: ``trace.apply_to_schedule(sch, remove_postproc=...)`` on a schedule the caller made."""
+    from course_trace import course_trace
+
+    func = P.matmul(64, 64, 64)
+    full = course_trace(Schedule(func), tiles=((2, 1, 32, 1), (2, 1, 8, 4), (32, 2)))
+    trace = full.trace
+    whole, head = Schedule(func), Schedule(func)
+    trace.apply_to_schedule(whole, remove_postproc=False)
+    trace.apply_to_schedule(head, remove_postproc=True)
+    assert whole.mod.script() == full.mod.script() and len(whole.trace) == len(trace)
+    assert len(head.trace) == 17
+    assert head.mod.script() == Schedule.from_trace(trace.without_postproc(), func).mod.script()
+    assert head.mod.script() != whole.mod.script()  # the postprocessors' parallel and vector loops are not there
+    with pytest.raises(ValueError, match="out of range for a trace of 17"):
+        trace.apply_to_schedule(Schedule(func), remove_postproc=True, decisions={len(trace) - 1: 0})
+
+
+def test_from_trace_builds_the_callers_schedule_class():
+    class Traced(Schedule):
+        pass
+
+    func = P.matmul(16, 16, 16)
+    trace = tiled_matmul(Schedule(func, seed=3)).trace
+    sch = Traced.from_trace(trace, func, seed=5)
+    assert type(sch) is Traced and sch.trace.as_json() == trace.as_json()
+    open_tile = trace.with_decision(2, None)
+    drawn = [Traced.from_trace(open_tile, func, seed=seed).trace.decisions[2] for seed in range(8)]
+    assert drawn == [Traced.from_trace(open_tile, func, seed=seed).trace.decisions[2] for seed in range(8)]
+    assert len({tuple(d) for d in drawn}) > 1  # the seed reaches the sampler: same seed, same tiles

@@ -11,7 +11,7 @@ from search_spaces.matmul import stochastic_schedule_mm
 from search_spaces.registry import resolve_space
 from tunefarm.ir.serialize import to_json
 from tunefarm.ir.structural import structural_equal
-from tunefarm.schedule import Trace
+from tunefarm.schedule import Schedule, Trace
 from tunefarm.search.features import extract_features
 from tunefarm.search.generate import TaskCache, decode_features, generate
 from tunefarm.search.postprocs import Postproc, VerifyCodeSize, default_postprocs
@@ -27,7 +27,8 @@ def test_every_reply_row_describes_its_program_exactly(mm64):
     reply = generate(cache, {"fresh": 6, "seed": 1})
     assert reply["valid"] >= 6 and len(reply["programs"]) >= 1
     for h, trace, feats, sketch, origin in reply["programs"]:
-        func = Trace.from_json(json.loads(trace)).replay(mm64).mod["main"]  # the full trace, as the farm replays
+        # the full trace, as the farm replays it
+        func = Schedule.from_trace(Trace.from_json(json.loads(trace)), mm64).mod["main"]
         assert program_hash(func) == h and origin == "fresh" and len(sketch) == 12
         np.testing.assert_array_equal(decode_features(feats), extract_features(func, 1).astype(np.float32))
         assert structural_equal(cache.scheduled(h), func)  # kept for measuring without a replay

@@ -28,7 +28,7 @@ def test_tile_size_mutation_keeps_the_product_and_the_innermost_limit(mm128):
         assert math.prod(new) == math.prod(old) == 128
         assert new[-1] <= 64 and len(new) == len(old)
         changed += new != old
-        trace.with_decision(i, new).replay(mm128)  # still a valid program
+        Schedule.from_trace(trace.with_decision(i, new), mm128)  # still a valid program
     assert changed == 50
 
 
@@ -65,7 +65,7 @@ def test_compute_location_mutation_uses_legal_locations():
     for _ in range(12):
         d = m.propose(sch.trace, idx, rng, func)
         assert d is not None and d != sch.trace.decisions[idx]
-        sch.trace.with_decision(idx, d).replay(func)
+        Schedule.from_trace(sch.trace.with_decision(idx, d), func)
         seen.add(d)
     assert len(seen) >= 2
 

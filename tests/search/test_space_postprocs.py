@@ -204,7 +204,7 @@ def test_a_bad_decision_is_a_schedule_error(mm64):
     sch = stochastic_schedule_mm(Schedule(mm64, seed=0))
     idx = next(i for i, inst in enumerate(sch.trace.insts) if inst.kind == "SamplePerfectTile")
     with pytest.raises(ScheduleError):
-        sch.trace.with_decision(idx, [3, 21]).replay(mm64)
+        Schedule.from_trace(sch.trace.with_decision(idx, [3, 21]), mm64)
 
 
 def test_rfactor_sketch_for_a_one_row_dense_layer(target):

@@ -13,7 +13,7 @@ from tunefarm.database import best_schedule, open_database
 from tunefarm.database.code_versions import VersionFilter
 from tunefarm.database.provenance import codegen_version
 from tunefarm.ir.structural import workload_key
-from tunefarm.schedule import Trace
+from tunefarm.schedule import Schedule, Trace
 from tunefarm.search.errors import SearchError
 from tunefarm.search.workloads import builtin_workload
 from tunefarm.tuning.api import tune
@@ -69,8 +69,8 @@ def test_compile_skips_records_of_another_llvm_unless_allowed(farm, target, tmp_
     mod = tunefarm.compile(func, database=db)
     check_against_reference(mod, func)
     assert len(_notices(caplog)) == (1 if others_faster else 0)
-    expected = tunefarm.compile(Trace.from_json(json.loads(best_mine.trace_json)).replay(func).mod["main"],
-                                target=target)
+    best_trace = Trace.from_json(json.loads(best_mine.trace_json))
+    expected = tunefarm.compile(Schedule.from_trace(best_trace, func).mod["main"], target=target)
     assert mod.get_source() == expected.get_source()  # the very program of this version's best record
 
 
@@ -87,6 +87,6 @@ def test_compile_from_local_over_team_builds_the_faster_schedule(farm, target, t
     assert best_schedule(layered, func).record.program_hash == faster.program_hash
     mod = tunefarm.compile(func, database=[local, team])
     check_against_reference(mod, func)
-    alone = tunefarm.compile(faster.trace.replay(func).mod["main"], target=target)
+    alone = tunefarm.compile(Schedule.from_trace(faster.trace, func).mod["main"], target=target)
     assert mod.get_source() == alone.get_source()  # the very program of the faster record
     assert layered.writer.path == local

@@ -439,6 +439,9 @@ def test_s26_s27_s28_tune_tir_with_the_stochastic_space_then_the_auto_space(tmp_
     sch = ms.tir_integration.compile_tir(database, Module, "llvm --num-cores=1")
     first = sch.trace
     assert [i.kind for i in first.insts][:3] == ["GetBlock", "GetLoops", "SamplePerfectTile"]
+    again = tvm.tir.Schedule(Module)
+    first.apply_to_schedule(again, remove_postproc=False)  # the best trace, replayed as TVM users do
+    tvm.ir.assert_structural_equal(again.mod, sch.mod)
     # s28: the task table shows while tuning, as MetaSchedule's log does
     shown = capsys.readouterr().out
     assert "ID | Name |    FLOP | Weight | Speed (GFLOPS) | Latency (us) | Weighted Latency (us) | Trials | Done" \

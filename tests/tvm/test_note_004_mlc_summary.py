@@ -248,6 +248,15 @@ def test_b10_metaschedule_trace_replayed_on_the_matmul():
     tvm.build(sch.mod, target="llvm")["main"](a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     assert b54 is not None
+    # the trace replayed as TVM users do: on a schedule they made, with or without the postprocessing
+    again, sketch = tvm.tir.Schedule(Matmul), tvm.tir.Schedule(Matmul)
+    sch.trace.apply_to_schedule(again, remove_postproc=False)
+    sch.trace.apply_to_schedule(sketch, remove_postproc=True)
+    assert_structural_equal(again.mod, sch.mod)
+    assert len(sketch.trace) == 17 and not tvm.ir.structural_equal(sketch.mod, sch.mod)
+    c[:] = 0
+    tvm.build(sketch.mod, target="llvm")["main"](a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
 # b11, with the kernels' elided bodies (``...``) written out

@@ -3,7 +3,7 @@
 Only records of this process's code generator count unless asked (``code_versions.VersionFilter``).
 Everything that uses tuning results starts here: ``tunefarm.compile`` of a tuned function, the kernels of a
 whole model, ``tunefarm bench``, the main job's kernel table and the TVM facade's ``compile_tir``. The trace
-is replayed through ``TuningRecord.trace``, which imports the schedule layer on first use.
+(``TuningRecord.trace``) is replayed by ``Schedule.from_trace``; both import the schedule layer on first use.
 """
 from __future__ import annotations
 
@@ -58,4 +58,8 @@ def best_schedule(db: TraceDatabase, func, target=None, versions: VersionFilter 
         rec = None
     if own:
         versions.notice()
-    return None if rec is None else BestSchedule(rec, rec.trace.replay(func))
+    if rec is None:
+        return None
+    from tunefarm.schedule import Schedule  # on use: `import tunefarm.database` loads no schedule layer
+
+    return BestSchedule(rec, Schedule.from_trace(rec.trace, func))

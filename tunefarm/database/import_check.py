@@ -27,7 +27,7 @@ from tunefarm.database.errors import InvalidRecordError, InvalidTraceError
 from tunefarm.ir.function import PrimFunc
 from tunefarm.ir.serialize import from_json
 from tunefarm.ir.structural import program_hash, workload_key
-from tunefarm.schedule import Trace
+from tunefarm.schedule import Schedule, Trace
 from tunefarm.target import Target
 from tunefarm.te.flop import estimate_flop
 
@@ -66,7 +66,7 @@ def _replayed_hash(key: str, ir_text: str, trace_text: str) -> str:
     except (ValueError, TypeError, KeyError, RecursionError) as e:
         raise InvalidTraceError(f"the trace cannot be loaded: {_one_line(e)}") from None
     try:
-        sch = trace.replay(func)
+        sch = Schedule.from_trace(trace, func)
         return program_hash(sch.mod["main"])
     except Exception as e:  # noqa: BLE001 - any failure of an untrusted trace is that record's refusal
         raise InvalidTraceError(f"the trace does not replay on workload {key[:16]}...: {_one_line(e)}") from None

@@ -40,7 +40,7 @@ from tunefarm.codegen import compile_funcs
 from tunefarm.codegen.layout import rewrite_layout
 from tunefarm.ir.serialize import from_json
 from tunefarm.runtime import Module, aligned
-from tunefarm.schedule import ScheduleError, Trace
+from tunefarm.schedule import Schedule, ScheduleError, Trace
 from tunefarm.target import as_target
 
 from .measure_input import MeasureInput
@@ -185,7 +185,7 @@ class Measurer:
         """``func`` scheduled by the trace (its JSON value), or the BUILD_ERROR result of a trace that does not
         replay on it (a malformed trace, or a schedule that no longer applies, is this candidate's failure)."""
         try:
-            return Trace.from_json(trace_json).replay(func).mod["main"]
+            return Schedule.from_trace(Trace.from_json(trace_json), func).mod["main"]
         except ScheduleError as e:
             return self._fail(MeasureStatus.BUILD_ERROR, f"schedule: {e}", started)
         except Exception as e:  # noqa: BLE001

@@ -12,7 +12,8 @@ from .random_variables import BlockRV, LoopRV
 
 
 class BlockTransforms:
-    """Methods of ``Schedule`` (which provides ``_block``, ``_loop``, ``_block_and_loop``, ``_set``, ``_new``, ``_record``...)."""
+    """Methods of ``Schedule`` (which provides ``_block``, ``_loop``, ``_block_and_loop``, ``_split_off_block``,
+    ``_set``, ``_new``, ``_record``...)."""
 
     def add_unit_loop(self, block_or_loop) -> LoopRV:
         """A loop of extent 1 directly above a block (or a block name) or a loop."""
@@ -65,12 +66,8 @@ class BlockTransforms:
 
     def decompose_padding(self, block, loop) -> BlockRV:
         """Split a padding block at ``loop`` into a constant fill and a copy of the valid region."""
-        block, fname, name, var = self._block_and_loop(block, loop, "decompose_padding")
-        func, fill = _padding.decompose_padding(self._funcs[fname], name, var)
-        self._set(fname, func)
-        rv = self._new(BlockRV, (fname, fill))
-        self._record("DecomposePadding", (block, loop), (), (rv,))
-        return rv
+        return self._split_off_block("DecomposePadding", "decompose_padding", block, loop,
+                                     _padding.decompose_padding)
 
     def can_decompose_padding(self, block, loop) -> bool:
         """Whether ``decompose_padding(block, loop)`` applies and has padding to split off (not recorded)."""

@@ -64,6 +64,15 @@ class Schedule(BlockTransforms):
         self._work_on: str | None = None
         self.seed(seed)
 
+    @classmethod
+    def from_trace(cls, trace: Trace, func_or_module, decisions: dict | None = None,
+                   seed: int | None = None) -> "Schedule":
+        """A new schedule of ``func_or_module`` with ``trace`` applied (``Trace.apply_to_schedule``: ``decisions``
+        overrides recorded ones). Built here, not by the trace, so that the trace module never imports this one."""
+        sch = cls(func_or_module, seed=seed)
+        trace.apply_to_schedule(sch, decisions=decisions)
+        return sch
+
     # ------------------------------------------------------------------------------------------- state
     @property
     def mod(self) -> IRModule:
@@ -254,15 +263,16 @@ class Schedule(BlockTransforms):
         return rvs
 
     def get_producers(self, block) -> list[BlockRV]:
-        block, fname, name = self._block(block, "get_producers")
-        rvs = [self._new(BlockRV, (fname, n)) for n in _query.get_producers(self._funcs[fname], name)]
-        self._record("GetProducers", (block,), (), rvs)
-        return rvs
+        return self._neighbours("GetProducers", "get_producers", block, _query.get_producers)
 
     def get_consumers(self, block) -> list[BlockRV]:
-        block, fname, name = self._block(block, "get_consumers")
-        rvs = [self._new(BlockRV, (fname, n)) for n in _query.get_consumers(self._funcs[fname], name)]
-        self._record("GetConsumers", (block,), (), rvs)
+        return self._neighbours("GetConsumers", "get_consumers", block, _query.get_consumers)
+
+    def _neighbours(self, kind: str, prim: str, block, query) -> list[BlockRV]:
+        """The blocks ``query(func, name)`` names beside ``block`` (its producers or consumers), recorded."""
+        block, fname, name = self._block(block, prim)
+        rvs = [self._new(BlockRV, (fname, n)) for n in query(self._funcs[fname], name)]
+        self._record(kind, (block,), (), rvs)
         return rvs
 
     # ------------------------------------------------------------------------------------------- loops
@@ -378,11 +388,17 @@ class Schedule(BlockTransforms):
         return self._cache_stage("CacheWrite", "cache_write", block, write_buffer_index, storage_scope)
 
     def decompose_reduction(self, block, loop) -> BlockRV:
-        block, fname, name, var = self._block_and_loop(block, loop, "decompose_reduction")
-        func, init_name = _reduction.decompose_reduction(self._funcs[fname], name, var)
+        return self._split_off_block("DecomposeReduction", "decompose_reduction", block, loop,
+                                     _reduction.decompose_reduction)
+
+    def _split_off_block(self, kind: str, prim: str, block, loop, split) -> BlockRV:
+        """A primitive that splits a new block off ``block`` at ``loop``: ``split(func, name, loop var)`` gives
+        the new function and the new block's name (the init of a reduction, the fill of a padding)."""
+        block, fname, name, var = self._block_and_loop(block, loop, prim)
+        func, new_name = split(self._funcs[fname], name, var)
         self._set(fname, func)
-        rv = self._new(BlockRV, (fname, init_name))
-        self._record("DecomposeReduction", (block, loop), (), (rv,))
+        rv = self._new(BlockRV, (fname, new_name))
+        self._record(kind, (block, loop), (), (rv,))
         return rv
 
     def rfactor(self, loop, factor_axis: int) -> BlockRV:

@@ -2,9 +2,10 @@
 
 A trace is data. It prints as the Python of TVM's ``apply_trace`` (for people), serializes to the
 MetaSchedule JSON shape ``{"insts": [[kind, inputs, attrs, outputs], ...], "decisions": [[i, d], ...]}``
-(for machines), and replays on the original function -- with its own decisions, or with edited ones,
-which is how the search mutates candidates. Loading JSON validates every instruction against the
-registry and never executes anything.
+(for machines), and is applied to a schedule of the original function -- with its own decisions, or with
+edited ones, which is how the search mutates candidates. Loading JSON validates every instruction against the
+registry and never executes anything. A trace drives a schedule it is given and never makes one: a schedule
+built from a trace is ``Schedule.from_trace`` (schedule.py imports this module, never the reverse).
 
 Random variables are named by one counter shared by all kinds, in order of creation: ``b0``, ``l1``, ``v2``.
 """
@@ -45,7 +46,7 @@ class Trace:
     def with_decision(self, inst_index: int, decision) -> "Trace":
         """The same trace with one sampling decision replaced (``None`` removes it: replay re-samples).
 
-        Only the decision's shape is checked here; whether it fits the program is checked by ``replay``.
+        Only the decision's shape is checked here; whether it fits the program is checked when it is applied.
         """
         self._check_sampling_index(inst_index)
         if decision is not None:
@@ -130,18 +131,20 @@ class Trace:
         return _load(data)
 
     # ------------------------------------------------------------------------------------------- replay
-    def apply_to_schedule(self, sch, decisions: dict | None = None) -> None:
-        """Run the instructions on ``sch`` (its trace grows by this one).
+    def apply_to_schedule(self, sch, remove_postproc: bool = False, *, decisions: dict | None = None) -> None:
+        """Run the instructions on ``sch``, any schedule with the primitives (its trace grows by this one).
 
-        ``decisions`` overrides the recorded ones (``inst_index -> decision``; None re-samples). A
-        ScheduleError raised by an instruction is re-raised naming the instruction (``err.inst_index``).
+        TVM's spelling; a new schedule built from a trace is ``Schedule.from_trace``. ``remove_postproc``
+        stops at ``enter_postproc``. ``decisions`` overrides the recorded ones (``inst_index -> decision``;
+        None re-samples). A ScheduleError raised by an instruction is re-raised naming it (``err.inst_index``).
         """
+        trace = self.without_postproc() if remove_postproc else self
         overrides = dict(decisions or {})
         for i in overrides:
-            self._check_sampling_index(i)
+            trace._check_sampling_index(i)
         rv_map: dict = {}
-        recorded = self._decisions
-        for i, inst in enumerate(self._insts):
+        recorded = trace._decisions
+        for i, inst in enumerate(trace._insts):
             spec = INSTRUCTION_KINDS[inst.kind]
             decision = overrides[i] if i in overrides else recorded.get(i)
             try:
@@ -160,16 +163,6 @@ class Trace:
                 err.inst_index = i
                 raise err from e
             rv_map.update(zip(inst.outputs, outs))
-
-    def replay(self, func_or_mod, decisions: dict | None = None, seed: int | None = None):
-        """A new Schedule of ``func_or_mod`` with this trace applied (see ``apply_to_schedule``)."""
-        # cycle: a Schedule's ``trace`` is a Trace (schedule.py imports this module at its top), and a Trace
-        # replays into a new Schedule; Python imports a module once, so this costs a dictionary lookup
-        from .schedule import Schedule
-
-        sch = Schedule(func_or_mod, seed=seed)
-        self.apply_to_schedule(sch, decisions)
-        return sch
 
 
 def _through(x, table: dict):

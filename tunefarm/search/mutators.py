@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from ..schedule import ScheduleError, Trace
+from ..schedule import Schedule, ScheduleError, Trace
 from .space import PARALLEL_KEY, UNROLL_KEY
 
 _UNROLL_KEYS = (UNROLL_KEY, "pragma_auto_unroll_max_step")
@@ -146,7 +146,7 @@ class MutateComputeLocation(Mutator):
             return None
         prefix = Trace(trace.insts[:index], {k: v for k, v in trace.decisions.items() if k < index})
         try:
-            sch = prefix.replay(func)
+            sch = Schedule.from_trace(prefix, func)
             inst = trace.insts[index]
             # the block RV of the instruction is an output of the prefix; map it by position
             block_rv = _replayed_rv(prefix, sch, inst.inputs[0])

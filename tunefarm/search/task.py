@@ -11,7 +11,7 @@ import random
 
 from ..ir.function import PrimFunc
 from ..ir.structural import workload_key
-from ..schedule import ScheduleError, Trace
+from ..schedule import Schedule, ScheduleError, Trace
 from ..te.flop import estimate_flop
 from .errors import SearchError
 from .postprocs import PostprocError, apply_postprocs
@@ -91,7 +91,7 @@ class TuneTask:
         if got is not False:
             return got
         try:
-            sch = design.replay(self.func)
+            sch = Schedule.from_trace(design, self.func)
         except ScheduleError as e:
             self.count_invalid(f"replay: {e.reason if hasattr(e, 'reason') else e}")
             self._remember(key, None)

@@ -30,6 +30,7 @@ from ..farm.measure import rewrite_layout_free
 from ..farm.quiet_host import quiet_host
 from ..ir.serialize import from_json
 from ..runtime import Module, aligned
+from ..schedule import Schedule
 from ..target import Target
 
 log = logging.getLogger("tunefarm.tuning")
@@ -74,7 +75,7 @@ def host_can_time(target_text: str) -> bool:
 
 def _built(db, rec, func):
     """The record's program built for its target, and its arrays (inputs as the farm makes them)."""
-    scheduled, packers = rewrite_layout_free(rec.trace.replay(func).mod["main"])
+    scheduled, packers = rewrite_layout_free(Schedule.from_trace(rec.trace, func).mod["main"])
     mod = Module.from_artifact(compile_funcs(scheduled, Target(rec.target), keep_ll=False))
     arrays = [aligned.copy(a) for a in make_arrays(func, rec.workload_key)]
     for i, pack in packers:
