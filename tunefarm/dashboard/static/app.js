@@ -35,7 +35,8 @@ const taskKey = (t) => `${t.workload_id}:${t.target_id}`;
 const taskName = (t) => `${t.workload} @ ${t.target_label}`;
 // with several studies (--db A --db B) jobs, curves and programs say which study they are from
 const studyOf = (x) => (x.study === undefined ? "" : x.study);
-const withStudy = (text, x) => (x.study === undefined ? [text] : [text, h("div", {class: "study"}, x.study)]);
+const withStudy = (text, x) => (x.study === undefined ? [text]
+                                                      : [text, h("div", {class: "study", title: x.study}, x.study)]);
 
 function colorOf(t) {
   const k = taskKey(t);
@@ -222,7 +223,7 @@ async function refresh() {
     document.body.setAttribute("data-last-record",
       s.layers ? s.layers.map((l) => l.last_record_id).join(" ") : String(s.last_record_id));
     const failed = document.getElementById("layer-errors");  // a study that cannot be read; the others show
-    failed.replaceChildren(...(s.errors || []).map((e) => h("div", {}, `cannot read ${e}`)));
+    failed.replaceChildren(...(s.errors || []).map((e) => h("div", {}, `a study cannot be read: ${e}`)));
     failed.hidden = !(s.errors || []).length;
     banner.hidden = true;
   } catch (e) {
