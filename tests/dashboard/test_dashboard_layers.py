@@ -138,3 +138,16 @@ def test_the_command_takes_several_db(layers):
     finally:
         proc.send_signal(2)
         assert proc.wait(timeout=30) == 0
+
+
+def test_two_empty_studies(tmp_path):
+    paths = [str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")]
+    for p in paths:
+        open_database(p).close()
+    with DashboardServer(paths, port=0).start() as server:
+        s = get_json(server.url + "api/summary")
+        assert (s["n_records"], s["jobs"], s["tasks"], s["hosts"], s["throughput"]["series"], s["errors"]) == (
+            0, [], [], [], [], [])
+        assert [x["name"] for x in s["layers"]] == paths
+        d = get_json(server.url + "api/task?workload=1&target=1")
+        assert d["top"] == [] and d["decisions"] == []

@@ -23,8 +23,8 @@ import collections
 import time
 import urllib.parse
 
-from tunefarm.dashboard.queries import BUILD_TIMES, RUN_TIMES, StudyQueries
-from tunefarm.dashboard.study import Study, _Tally, throughput
+from tunefarm.dashboard.queries import BUILD_TIMES, RUN_TIMES, StudyQueries, mixed_id
+from tunefarm.dashboard.study import MEDIAN_GROWTH, SLICE_CAP, Study, _Tally, throughput
 from tunefarm.dashboard.workload_view import TaskDetail, program
 from tunefarm.database.base import URL_SCHEMES
 from tunefarm.database.errors import DatabaseError
@@ -95,6 +95,21 @@ def _asker(layer: _Layer, host: str):
     return ask
 
 
+def _sample(parts: list[tuple]) -> list[tuple[int, int]]:
+    """``(layer index, record id)`` of the layers' samples of a task at one stride, so that the union is about
+    ``SLICE_CAP`` records as one study's sample is: each layer samples the ids whose ``mixed_id`` is a multiple
+    of its power-of-two stride, so a larger common stride keeps a subset of each, evenly."""
+    stride = max((task.stride for *_, task in parts), default=1)
+    while True:
+        keep = []
+        for layer, _, task in parts:
+            ids = task.slice_ids if task.stride == stride else [i for i in task.slice_ids if mixed_id(i) % stride == 0]
+            keep += [(layer.index, rid) for rid in ids]
+        if len(keep) <= SLICE_CAP:
+            return keep
+        stride *= 2
+
+
 def merge_top(tops: list[tuple[_Layer, list[tuple]]], k: int) -> list[tuple[_Layer, tuple]]:
     """Each layer's ``StudyQueries.top_k`` rows, in layer order, merged as ``LayeredDatabase.top_k`` merges its
     members' answers: a program (``program_hash``) that several layers hold is the earliest layer's record;
@@ -139,7 +154,7 @@ class LayeredStudy:
         self.target_ids: dict[str, int] = {}  # target -> the view's id
         self.workloads: dict[int, dict] = {}  # the view's id -> the first layer's {"key", "name", "flop"}
         self.targets: dict[int, tuple[str, str]] = {}  # the view's id -> (target, label)
-        self.medians: dict[str, tuple[tuple, tuple]] = {}  # host -> (the layers' median states, (build, run))
+        self.medians: dict[str, tuple] = {}  # host -> (its layers, its records over them, (build, run medians))
         self.details: dict[tuple[int, int], TaskDetail] = {}
 
     @property
@@ -178,26 +193,27 @@ class LayeredStudy:
                 self.targets.setdefault(view, st.targets[tid])
 
     def _merge_medians(self) -> None:
-        """The medians of hosts that several layers have, again whenever one of those layers recomputed its own
-        (``Study.medians_at``: its study grew by ``MEDIAN_GROWTH``)."""
+        """The medians of hosts that several layers have, again when the host's records over those layers grew
+        by ``MEDIAN_GROWTH`` (as one study's are; a small layer that grows fast does not make the others be read
+        at each refresh)."""
         shared = collections.defaultdict(list)
         for layer in self.live():
             for host in layer.study.host_statuses:
                 shared[host].append(layer)
         for host, layers in shared.items():
-            basis = tuple((layer.index, layer.study.medians_at) for layer in layers)
-            if len(layers) < 2 or self.medians.get(host, (None,))[0] == basis:
+            n = sum(sum(layer.study.host_statuses[host].values()) for layer in layers)
+            which, before = self.medians.get(host, (None, 0, None))[:2]
+            if len(layers) < 2 or (which == tuple(x.index for x in layers) and n < before * MEDIAN_GROWTH):
                 continue
             try:
-                build = merged_median(*BUILD_TIMES, [(_asker(layer, host), sum(layer.study.host_statuses[host].values()),
-                                                      layer.study.host_medians.get(host, (None, None))[0])
-                                                     for layer in layers])
-                run = merged_median(*RUN_TIMES, [(_asker(layer, host), layer.study.host_timed[host],
-                                                  layer.study.host_medians.get(host, (None, None))[1])
-                                                 for layer in layers])
+                counts = [(_asker(layer, host), layer.study.host_medians.get(host, (None, None)),
+                           sum(layer.study.host_statuses[host].values()), layer.study.host_timed[host])
+                          for layer in layers]
+                build = merged_median(*BUILD_TIMES, [(ask, n, med[0]) for ask, med, n, _ in counts])
+                run = merged_median(*RUN_TIMES, [(ask, timed, med[1]) for ask, med, _, timed in counts])
             except Exception:  # noqa: BLE001 - the layer that failed is shown so (``_asker``); it reads again later
                 continue
-            self.medians[host] = (basis, (build, run))
+            self.medians[host] = (tuple(x.index for x in layers), n, (build, run))
 
     # -- what the page shows -------------------------------------------------------------------------------
     def _task_ref(self, wid: int, tid: int) -> dict:
@@ -218,9 +234,10 @@ class LayeredStudy:
                 continue
             mine = set()
             for row in rows:
-                if uids.get(row[0]) in shown:
+                uid = uids.get(row[0])
+                if uid is not None and uid in shown:
                     continue
-                shown.add(uids.get(row[0]))
+                shown.add(uid)  # a job without a uid is never taken for another (kept, as the views keep it)
                 mine.add(row[0])
                 job = st.job_view(row, now_us)
                 tasks = [t for t in job["tasks"] if t["workload_id"] in layer.wmap and t["target_id"] in layer.tmap]
@@ -259,7 +276,7 @@ class LayeredStudy:
                 own[host].append(layer.study.host_medians.get(host, (None, None)))
         out = []
         for host, counts in sorted(statuses.items()):
-            build, run = own[host][0] if len(own[host]) == 1 else self.medians.get(host, ((), (None, None)))[1]
+            build, run = own[host][0] if len(own[host]) == 1 else self.medians.get(host, ((), 0, (None, None)))[2]
             n = sum(counts.values())
             out.append({"host": host, "n": n, "statuses": dict(counts), "errors": n - counts.get("ok", 0),
                         "build_s": build, "run_s": run})
@@ -278,8 +295,8 @@ class LayeredStudy:
                 "jobs": jobs, "tasks": self._tasks(), "throughput": throughput(bins, now_us), "hosts": self._hosts()}
 
     def detail(self, wid: int, tid: int, k: int) -> dict:
-        """One task's top-k over the layers (``merge_top``) and its decision plots over their samples (the cache
-        keys a record by (layer, id))."""
+        """One task's top-k over the layers (``merge_top``) and its decision plots over their samples, thinned
+        to about ``SLICE_CAP`` as one study's (``_sample``); the cache keys a record by (layer, id)."""
         parts = []
         for layer in self.live():
             ids = layer.task_of(wid, tid)
@@ -290,12 +307,13 @@ class LayeredStudy:
         n_records = tuple((layer.index, task.n) for layer, _, task in parts)
         if cache.shown is not None and cache.shown[0] == (n_records, k):
             return cache.shown[1]
+        sample = _sample(parts)
         tops = []
         for layer, ids, task in parts:
             q = layer.study.q
             try:
                 rows = q.top_k(*ids, k)
-                missing = [rid for rid in task.slice_ids if (layer.index, rid) not in cache.rows]
+                missing = [rid for i, rid in sample if i == layer.index and (i, rid) not in cache.rows]
                 cache.add([((layer.index, r[0]), r[1], r[2]) for r in q.traces_of(missing)]
                           + [((layer.index, r[0]), r[1], r[2]) for r in rows if (layer.index, r[0]) not in cache.rows])
             except Exception as e:  # noqa: BLE001 - the layer is shown failed; the others' programs still show
@@ -304,8 +322,7 @@ class LayeredStudy:
             tops.append((layer, rows))
         top = merge_top(tops, k)
         flop = self.workloads.get(wid, {}).get("flop")
-        keys = [(layer.index, rid) for layer, _, task in parts for rid in task.slice_ids]
-        keys = list(dict.fromkeys(keys + [(layer.index, row[0]) for layer, row in top]))
+        keys = list(dict.fromkeys(sample + [(layer.index, row[0]) for layer, row in top]))
         answer = {"workload_id": wid, "target_id": tid,
                   "top": [{**program(row, flop), "study": layer.name} for layer, row in top],
                   "decisions": cache.decisions(keys), "n_sampled": len(keys)}

@@ -106,7 +106,7 @@ class Study:
         self.host_statuses: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         self.host_timed: collections.Counter = collections.Counter()  # ok records with a median, per host
         self.host_medians: dict[str, tuple] = {}
-        self.medians_at = 0  # records in the study when the host medians were computed
+        self._medians_at = 0  # records in the study when the host medians were computed
 
     def refresh(self) -> int:
         """Fold in the records that are new since the last refresh; returns how many there were. A refresh that
@@ -135,7 +135,7 @@ class Study:
         if due:
             counts = {h: (sum(c.values()), self.host_timed[h]) for h, c in self.host_statuses.items()}
             self.host_medians = {h: (b, r) for h, b, r in self.q.host_medians(counts)}
-            self.medians_at = due
+            self._medians_at = due
         return new
 
     def _fold_records(self) -> int:
@@ -168,7 +168,7 @@ class Study:
         host has none yet."""
         total = sum(t.n for t in self.tasks.values())
         new_host = any(h not in self.host_medians for h in self.host_statuses)
-        return total if total and (total >= self.medians_at * MEDIAN_GROWTH or new_host) else None
+        return total if total and (total >= self._medians_at * MEDIAN_GROWTH or new_host) else None
 
     def _task_of(self, wid: int, tid: int) -> _Task:
         task = self.tasks.get((wid, tid))

@@ -1,10 +1,12 @@
 """One task's detail: its top-k programs as ``sch.*`` calls, and latency against each sampling decision.
 
-The top-k is one indexed query (the fastest ``ok`` records). The decision (slice) plots use the task's sample
-of record ids that ``Study`` keeps (at most ``SLICE_CAP``, evenly thinned): each sampled record's trace is
-read and its decisions parsed once, then cached, so a refresh parses only the records sampled since. The
-decisions are ordered by how much they seem to matter: the spread (in log latency) between the medians of
-their values.
+The top-k is one indexed query, ranked as the store's ``best`` / ``top_k`` rank records (confirmed records first,
+by their confirmed median, then the others by the farm's: ``records_trusted``); each program shows the farm's
+median and, where it was re-timed on a quiet host, the confirmed median with its p10-p90 spread. The decision
+(slice) plots use the task's sample of record ids that ``Study`` keeps (at most ``SLICE_CAP``, evenly thinned):
+each sampled record's trace is read and its decisions parsed once, then cached, so a refresh parses only the
+records sampled since. The decisions are ordered by how much they seem to matter: the spread (in log latency)
+between the medians of their values.
 """
 from __future__ import annotations
 
