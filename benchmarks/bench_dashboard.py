@@ -17,7 +17,8 @@ failures, each with its own error text) through the database's own API, then tim
 * **two studies** (``--db big --db local``): the same first view and refreshes over the big study and a local
   one of ``--local-records`` records (default 20,000) on the same workloads, programs and hosts, as an engineer
   re-tunes a team's workloads (the step is committed to the local study); each line gives its ratio to the
-  one-study line (medians, and the spread of the per-round ratios).
+  one-study line (medians, the spread of the per-round ratios, and the ratio of the CPU medians). With
+  ``--postgres`` the big study is the PostgreSQL one and the local one an SQLite file.
 
 Every line gives the median over ``--repeats`` runs, its min-max spread and the median CPU seconds (of this
 process for in-process lines: server and client; of the dashboard process for the command; with
@@ -110,8 +111,9 @@ class Timings:
         if name.startswith(TWO):  # against the one-study line: the ratio of medians, and of round by round
             one = self.wall[name[len(TWO):]]
             rounds = sorted(a / b for a, b in zip(xs, one))
+            cpu = statistics.median(self.cpu[name]) / statistics.median(self.cpu[name[len(TWO):]])
             ratio = (f"  {med / statistics.median(one):4.2f}x one study (rounds {rounds[0]:4.2f} - "
-                     f"{rounds[-1]:4.2f})")
+                     f"{rounds[-1]:4.2f}; cpu {cpu:4.2f}x)")
         print(f"{name:56s} median {med * 1e3:7.1f} ms  min-max {min(xs) * 1e3:7.1f} - {max(xs) * 1e3:7.1f} ms"
               f"  cpu {statistics.median(self.cpu[name]) * 1e3:6.1f} ms  (n={len(xs)}){ratio}")
         return med

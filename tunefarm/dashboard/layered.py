@@ -24,7 +24,7 @@ import time
 import urllib.parse
 
 from tunefarm.dashboard.queries import BUILD_TIMES, RUN_TIMES, StudyQueries, mixed_id
-from tunefarm.dashboard.study import MEDIAN_GROWTH, SLICE_CAP, Study, _Tally, throughput
+from tunefarm.dashboard.study import MEDIAN_GROWTH, SLICE_CAP, Study, Tally, throughput
 from tunefarm.dashboard.workload_view import TaskDetail, program
 from tunefarm.database.base import URL_SCHEMES
 from tunefarm.database.errors import DatabaseError
@@ -252,12 +252,12 @@ class LayeredStudy:
         return jobs, bins
 
     def _tasks(self) -> list[dict]:
-        merged: dict[tuple[int, int], tuple[_Tally, list]] = {}
+        merged: dict[tuple[int, int], tuple[Tally, list]] = {}
         for layer in self.live():
             for (wid, tid), task in sorted(layer.study.tasks.items()):
                 if wid not in layer.wmap or tid not in layer.tmap:
                     continue  # a name not read yet (it is read with the layer's next refresh)
-                tally, curves = merged.setdefault((layer.wmap[wid], layer.tmap[tid]), (_Tally(), []))
+                tally, curves = merged.setdefault((layer.wmap[wid], layer.tmap[tid]), (Tally(), []))
                 tally.n += task.n
                 tally.statuses.update(task.statuses)
                 tally.errors.update(task.errors)

@@ -41,7 +41,7 @@ def error_head(error: str | None, status: str) -> str:
     return status
 
 
-class _Tally:
+class Tally:
     """Counts, statuses, errors and the best latency of one group of records."""
 
     def __init__(self):
@@ -63,7 +63,7 @@ class _Tally:
                 "gflops": flop / best / 1e9 if best and flop else None}
 
 
-class _Task(_Tally):
+class _Task(Tally):
     """A task's tally plus its best-so-far curve and its sample of record ids for the slice plots."""
 
     def __init__(self):
@@ -100,7 +100,7 @@ class Study:
         self.workloads: dict[int, dict] = {}
         self.targets: dict[int, tuple[str, str]] = {}  # id -> (full string, label)
         self.tasks: dict[tuple[int, int], _Task] = {}
-        self.job_tasks: dict[tuple[int, int, int], _Tally] = {}
+        self.job_tasks: dict[tuple[int, int, int], Tally] = {}
         self.job_counts: collections.Counter = collections.Counter()
         self.bins: dict[int | None, collections.Counter] = collections.defaultdict(collections.Counter)
         self.host_statuses: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -185,7 +185,7 @@ class Study:
             if job is not None:
                 jt = self.job_tasks.get((job, wid, tid))
                 if jt is None:
-                    jt = self.job_tasks[(job, wid, tid)] = _Tally()
+                    jt = self.job_tasks[(job, wid, tid)] = Tally()
                 jt.add(status, n, best)
                 self.job_counts[job] += n
             new += n
@@ -242,7 +242,7 @@ class Study:
         for entry in planned:  # a job's tasks show from its start, before their first record
             wid = by_key.get(entry[1]) if isinstance(entry, list) and len(entry) > 1 else None
             if wid is not None and tids and not any(w == wid for w, _ in tasks):
-                tasks[(wid, tids[0])] = _Tally()
+                tasks[(wid, tids[0])] = Tally()
         return {"id": jid, "name": name, "state": status, "host": host, "started_us": started,
                 "finished_us": finished, "n": self.job_counts.get(jid, 0),
                 "budget": budget if isinstance(budget, int) else None,
