@@ -11,8 +11,14 @@ failures, each with its own error text) through the database's own API, then tim
   (interpreter, imports, reading the study) until those answers arrived: what a user counts from pressing
   Enter, but for the browser's drawing (budget: 1 s);
 * **refresh, nothing new**: ``/api/summary`` + ``/api/task`` on the warm server (budget: 100 ms);
-* **refresh after a job step**: one 64-record batch committed, then the same two requests (budget: 100 ms);
-* beside them, what a refresh would cost if it re-read the study: ``Database.records(decisions=False)``.
+* **refresh after a job step**: one 64-record batch committed to the busiest task (the one the page shows in
+  detail), then the same two requests (budget: 100 ms);
+* beside them, what a refresh would cost if it re-read the study: ``Database.records(decisions=False)``;
+* **two studies** (``--db big --db local``): the same first view and refreshes over the big study and a local
+  one of ``--local-records`` records (default 20,000) on the same workloads, programs and hosts, as an engineer
+  re-tunes a team's workloads (the step is committed to the local study); each line gives its ratio to the
+  one-study line (medians, the spread of the per-round ratios, and the ratio of the CPU medians). With
+  ``--postgres`` the big study is the PostgreSQL one and the local one an SQLite file.
 
 Every line gives the median over ``--repeats`` runs, its min-max spread and the median CPU seconds (of this
 process for in-process lines: server and client; of the dashboard process for the command; with
@@ -51,6 +57,7 @@ from tunefarm.testing.synthetic_study import TARGET, build_study, sampled_traces
 FIRST_VIEW, FROM_COMMAND = "first view, in process", "first view from the command"
 START = "  of which server start (reads the study)"
 NOTHING_NEW, STEP = "refresh, nothing new", "refresh after a 64-record step"
+TWO = "two studies: "  # the same lines over two studies; each against its one-study line
 BUDGETS = {FIRST_VIEW: 1.0, FROM_COMMAND: 1.0, NOTHING_NEW: 0.1, STEP: 0.1}
 PAGE_FILES = ("", "static/app.js", "static/charts.js", "static/style.css")
 
@@ -101,21 +108,43 @@ class Timings:
     def line(self, name: str, ref: float | None = None) -> float:
         xs, med = self.wall[name], statistics.median(self.wall[name])
         ratio = f"  {ref / med:6.1f}x faster than re-reading" if ref else ""
-        print(f"{name:42s} median {med * 1e3:7.1f} ms  min-max {min(xs) * 1e3:7.1f} - {max(xs) * 1e3:7.1f} ms"
+        if name.startswith(TWO):  # against the one-study line: the ratio of medians, and of round by round
+            one = self.wall[name[len(TWO):]]
+            rounds = sorted(a / b for a, b in zip(xs, one))
+            cpu = statistics.median(self.cpu[name]) / statistics.median(self.cpu[name[len(TWO):]])
+            ratio = (f"  {med / statistics.median(one):4.2f}x one study (rounds {rounds[0]:4.2f} - "
+                     f"{rounds[-1]:4.2f}; cpu {cpu:4.2f}x)")
+        print(f"{name:56s} median {med * 1e3:7.1f} ms  min-max {min(xs) * 1e3:7.1f} - {max(xs) * 1e3:7.1f} ms"
               f"  cpu {statistics.median(self.cpu[name]) * 1e3:6.1f} ms  (n={len(xs)}){ratio}")
         return med
 
 
-def _first_view(path: str, t: Timings) -> None:
+def _first_view(path: str | list[str], t: Timings, prefix: str = "") -> None:
     c0 = t.cpu_before()
     t0 = time.perf_counter()
-    server = t.timed(START, lambda: DashboardServer(path, port=0).start())
+    server = t.timed(prefix + START, lambda: DashboardServer(path, port=0).start())
     try:
         _page_view(server.url, files=True)
         wall = time.perf_counter() - t0
-        t.add(FIRST_VIEW, wall, t.cpu_after() - c0)
+        t.add(prefix + FIRST_VIEW, wall, t.cpu_after() - c0)
     finally:
         server.close()
+
+
+def _refreshes(path: str | list[str], writer, repeats: int, t: Timings, prefix: str = "") -> dict:
+    """``repeats`` refreshes with nothing new, then ``repeats`` after a 64-record step committed by ``writer`` to
+    the busiest task (the one the page shows in detail); returns the last summary."""
+    traces = sampled_traces(8, seed=11)
+    ok = MeasureResult(MeasureStatus.OK, [2e-5] * 3, 0.1, None, "worker-9")
+    with DashboardServer(path, port=0).start() as server:
+        key = max(_page_view(server.url, files=True)["tasks"], key=lambda task: task["n"])["key"]
+        for _ in range(repeats):
+            t.timed(prefix + NOTHING_NEW, lambda: _page_view(server.url, files=False))
+        for r in range(repeats):
+            writer.commit_records([Record(key, traces[i % 8][0], f"{prefix}step-{r}-{i}", TARGET, ok, None, i)
+                                   for i in range(64)])
+            t.timed(prefix + STEP, lambda: _page_view(server.url, files=False))
+        return json.loads(_get(server.url + "api/summary"))
 
 
 def _stat(pid: int) -> list[str]:
@@ -170,6 +199,7 @@ def main() -> int:
     ap.add_argument("--records", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--postgres", action="store_true", help="a study on a private PostgreSQL server")
+    ap.add_argument("--local-records", type=int, default=20_000, help="records of the second (SQLite) study")
     args = ap.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
     t = Timings()
@@ -182,7 +212,7 @@ def main() -> int:
                 t.postmaster = int(f.readline())
         t0 = time.perf_counter()
         with open_database(path) as db:
-            info = build_study(db, args.records, n_workloads=4, n_jobs=2)
+            build_study(db, args.records, n_workloads=4, n_jobs=2)
         if args.postgres:
             import psycopg  # only a --postgres run needs the client
             with psycopg.connect(path, autocommit=True) as conn:
@@ -190,29 +220,30 @@ def main() -> int:
         size = "on PostgreSQL" if args.postgres else f"{os.path.getsize(path) / 2**20:.0f} MiB"
         print(f"built a study of {args.records:,} records in {time.perf_counter() - t0:.1f} s ({size})")
 
+        local = os.path.join(tmp, "local.sqlite")
+        with open_database(local) as db:  # the big study's workloads, programs and hosts, fewer records
+            build_study(db, args.local_records, n_workloads=4, n_jobs=1)
+        layers = [path, local]
+
         first_repeats = max(5, args.repeats // 2)
-        for _ in range(first_repeats):
+        for _ in range(first_repeats):  # one study and two, round by round: the ratios compare like with like
             _first_view(path, t)
+            _first_view(layers, t, TWO)
             _from_command(path, t)
         writer = open_database(path)
-        traces = sampled_traces(8, seed=11)
-        ok = MeasureResult(MeasureStatus.OK, [2e-5] * 3, 0.1, None, "worker-9")
-        with DashboardServer(path, port=0).start() as server:
-            _page_view(server.url, files=True)
-            for _ in range(args.repeats):
-                t.timed(NOTHING_NEW, lambda: _page_view(server.url, files=False))
-            for r in range(args.repeats):
-                writer.commit_records([Record(info["keys"][0], traces[i % 8][0], f"step-{r}-{i}", TARGET, ok, None, i)
-                                       for i in range(64)])
-                t.timed(STEP, lambda: _page_view(server.url, files=False))
-            final = json.loads(_get(server.url + "api/summary"))
+        final = _refreshes(path, writer, args.repeats, t)
         assert final["n_records"] == args.records + 64 * args.repeats == writer.count_records()
+        with open_database(local) as local_writer:
+            final = _refreshes(layers, local_writer, args.repeats, t, TWO)
+            assert final["n_records"] == writer.count_records() + local_writer.count_records()
+            assert final["errors"] == [] and len(final["tasks"]) == 4
         for _ in range(max(3, args.repeats // 3)):
             t.timed("re-reading: records(decisions=False)", lambda: writer.records(decisions=False))
         writer.close()
     ref = statistics.median(t.wall["re-reading: records(decisions=False)"])
     failed = []
-    for name in (FIRST_VIEW, START, FROM_COMMAND, NOTHING_NEW, STEP):
+    for name in (FIRST_VIEW, START, FROM_COMMAND, NOTHING_NEW, STEP,
+                 TWO + FIRST_VIEW, TWO + START, TWO + NOTHING_NEW, TWO + STEP):
         med = t.line(name, ref if name in (NOTHING_NEW, STEP) else None)
         if name in BUDGETS and med > BUDGETS[name]:
             cpu = statistics.median(t.cpu[name])

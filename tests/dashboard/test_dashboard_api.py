@@ -6,7 +6,6 @@ import hashlib
 import json
 import math
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -219,22 +218,36 @@ def test_writer_processes_that_come_and_go_do_not_break_the_view(study_path):
         assert s["n_records"] == 412 + 3 * 40
 
 
-@pytest.mark.parametrize("kind", ["sqlite"])  # what only an SQLite file has
-def test_confirmed_figures_show_where_the_schema_has_them(study_path):
-    """A store whose records carry re-measured ("confirmed") figures: the top-k shows them beside the latency."""
+def test_top_k_ranks_confirmed_records_first_as_best_does(study_path, capsys):
+    """Two records re-timed on a quiet host, neither the fastest by the farm's median: the page's top-k puts them
+    first, by their confirmed medians, in the order of ``db.top_k`` and ``tunefarm best``, and shows each
+    confirmed median with its p10-p90 spread beside the farm's figure."""
     path = str(study_path[0])
-    conn = sqlite3.connect(path)
-    conn.execute("ALTER TABLE records ADD COLUMN confirmed_us REAL")
-    best = conn.execute("SELECT id FROM records WHERE status = 'ok' AND workload_id = 1 "
-                        "ORDER BY median_secs, id LIMIT 1").fetchone()[0]
-    conn.execute("UPDATE records SET confirmed_us = 12.5 WHERE id = ?", (best,))
-    conn.commit()
-    conn.close()
+    with open_database(path) as db:
+        key = db.get_workload("matmul_64").key
+        by_median = db.top_k(key, 12, target=TARGET)
+        assert not any(r.confirmed for r in by_median)
+        fast, slow = by_median[6], by_median[9]  # confirmed slower than the farm's best: still ranked first
+        best_secs = by_median[0].median_secs
+        figures = [(slow.record_id, best_secs * 1.5, best_secs * 1.4, best_secs * 1.7),
+                   (fast.record_id, best_secs * 2.0, best_secs * 1.9, best_secs * 2.2)]
+        assert db.store_confirmed(figures) == 2
+        top = db.top_k(key, 6, target=TARGET)
+    assert [r.record_id for r in top[:3]] == [slow.record_id, fast.record_id, by_median[0].record_id]
     with DashboardServer(path, port=0).start() as server:
         t = _task(get_json(server.url + "api/summary"), "matmul_64")
-        d = get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=3")
-    assert d["top"][0]["record_id"] == best and d["top"][0]["confirmed"] == {"confirmed_us": 12.5}
-    assert d["top"][1]["confirmed"] == {}  # not re-measured
+        d = get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=6")
+    assert [p["record_id"] for p in d["top"]] == [r.record_id for r in top]
+    assert d["top"][0]["confirmed"] == pytest.approx({"us": best_secs * 1.5e6, "p10_us": best_secs * 1.4e6,
+                                                      "p90_us": best_secs * 1.7e6})
+    assert d["top"][0]["us"] == pytest.approx(slow.median_us)  # the farm's figure stays beside it
+    assert d["top"][1]["confirmed"]["us"] == pytest.approx(best_secs * 2e6)
+    assert all(p["confirmed"] is None for p in d["top"][2:])
+    assert [p["us"] for p in d["top"][2:]] == sorted(p["us"] for p in d["top"][2:])
+    capsys.readouterr()
+    assert cli_main(["best", "--db", path, "--workload", key, "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["record_id"] == d["top"][0]["record_id"] and row["confirmed_us"] == pytest.approx(best_secs * 1.5e6)
 
 
 def test_a_driver_that_died_shows_its_job_killed(tmp_path):

@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from dashtest_helpers import HOSTILE
+from dashtest_helpers import HOSTILE, build_layers, get_json
 
 from tunefarm.dashboard import DashboardServer
 from tunefarm.database import Database
@@ -131,3 +131,34 @@ def test_dashboard_follows_a_real_job(page, tmp_path):
         if job is not None and job.poll() is None:
             job.kill()
             job.wait(timeout=30)
+
+
+def test_two_studies_render_as_one_page(page, tmp_path):
+    """``--db team --db mine`` (and a third that cannot be read): jobs of both with their study, a curve per
+    task and study (the later study's dashed), the merged top-k with its confirmed figures in the order the API
+    gives, the unreadable study named in a banner, and no console error."""
+    first, second = str(tmp_path / "team.sqlite"), str(tmp_path / "mine.sqlite")
+    made = build_layers(first, second)
+    missing = str(tmp_path / "gone.sqlite")
+    with DashboardServer([first, second, missing], port=0).start() as server:
+        page.goto(server.url)
+        page.wait_for_selector("#status:has-text('3 studies')", timeout=15_000)
+        assert {r.get_attribute("data-study") for r in page.query_selector_all("#jobs tbody tr")} == {first, second}
+        assert second in page.inner_text("#tasks") and first in page.inner_text("#tasks")
+        assert page.is_visible("#layer-errors") and missing in page.inner_text("#layer-errors")
+        dashed = page.query_selector_all("#chart-trials path.series[stroke-dasharray]")
+        assert dashed and all(second in p.get_attribute("data-series") for p in dashed)
+        assert len(page.query_selector_all("#chart-trials path.series")) > len(dashed)
+        s = get_json(server.url + "api/summary")
+        task = next(t for t in s["tasks"] if t["key"] == made["key"])
+        page.select_option("#task-select", f"{task['workload_id']}:{task['target_id']}")
+        d = get_json(server.url + f"api/task?workload={task['workload_id']}&target={task['target_id']}&k=10")
+        want = [[p["study"], str(p["record_id"])] for p in d["top"]]
+        _wait(lambda: [[r.get_attribute("data-study"), r.get_attribute("data-record-id")]
+                       for r in page.query_selector_all("#topk tbody tr")] == want, 20, "the merged top-k", page=page)
+        first_row = page.inner_text("#topk tbody tr:first-child td.confirmed")
+        assert "(" in first_row and "–" in first_row  # the confirmed median and its p10-p90 spread
+        assert page.inner_text("#topk tbody tr:nth-child(2) td.confirmed") == "not confirmed"
+        os.makedirs(OUTPUT, exist_ok=True)
+        page.screenshot(path=os.path.join(OUTPUT, "dashboard-two-studies.png"), full_page=True)
+        assert page.problems == []

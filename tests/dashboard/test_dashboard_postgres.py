@@ -2,6 +2,7 @@
 may only read, passwords that must not show. Against a real server the session starts (``postgres`` marker)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import threading
 import time
 
 import pytest
-from dashtest_helpers import get, get_json
+from dashtest_helpers import build_layers, check_union, get, get_json, records_of
 
 from tunefarm.cli import main as cli_main
 from tunefarm.dashboard import DashboardServer
@@ -203,3 +204,32 @@ def test_a_refresh_that_fails_half_way_counts_nothing_twice_and_a_restart_is_sur
     assert study.refresh() == 0 and len(study.snapshot()["jobs"]) == 3  # it reconnected
     assert _shown(study.snapshot()) == _truth(url)
     study.q.close()
+
+
+def test_an_sqlite_file_and_a_postgresql_study_show_as_one(new_store, pg_server, tmp_path):
+    """``--db mine.sqlite --db postgresql://...``: the union as ``LayeredDatabase`` reads it; the server study
+    read by a role that may only SELECT, which stops being allowed for a while: that study is named in one line
+    without its password, the file still shows, and both show again once it may read."""
+    local, url = str(tmp_path / "mine.sqlite"), str(new_store("team"))
+    build_layers(local, url)
+    pg_server.grant_reader(url.rsplit("/", 1)[1])
+    reader = url.replace("tuner:", "reader:")
+    with DashboardServer([local, reader], port=0).start() as server:
+        def detail(t):
+            return get_json(server.url + f"api/task?workload={t['workload_id']}&target={t['target_id']}&k=10")
+        check_union(get_json(server.url + "api/summary"), detail, [local, reader])
+        with _connect(url, autocommit=True) as owner:
+            owner.execute("REVOKE SELECT ON records FROM reader")
+            status, _, body = get(server.url + "api/summary")
+            assert status == 200 and PASSWORD.encode() not in body
+            snap = json.loads(body)
+            (err,) = snap["errors"]
+            assert reader.replace(PASSWORD, "***") in err and "may not do that" in err and "\n" not in err
+            assert snap["n_records"] == len(records_of([local])) and snap["tasks"]
+            owner.execute("GRANT SELECT ON records TO reader")
+        check_union(get_json(server.url + "api/summary"), detail, [local, reader])
+    wrong = reader.replace(PASSWORD, "wrong-" + PASSWORD)
+    with DashboardServer([local, wrong], port=0).start() as server:
+        status, _, body = get(server.url + "api/summary")
+        (err,) = json.loads(body)["errors"]
+        assert status == 200 and PASSWORD.encode() not in body and "***@" in err and "\n" not in err

@@ -27,12 +27,16 @@ from tunefarm.database import liveness
 from tunefarm.database.base import URL_SCHEMES
 from tunefarm.database.connection import open_connection
 from tunefarm.database.errors import DatabaseError
+from tunefarm.database.provenance import TRUSTED_ORDER
 
 BUSY_TIMEOUT_S = 30.0
 # ids mixed before sampling: ids of interleaved tasks fall in arithmetic progressions that a plain modulo
 # would sample unevenly (every 4th id is one task's); the product stays below 2**63 for ids below 3 * 10**9
 _MIX_MUL, _MIX_MOD = 2654435761, 1000003
 _MIX_SQL = f"(id * {_MIX_MUL}) % {_MIX_MOD}"
+# the values a host's medians are taken over: (column, which records), each along a host index
+BUILD_TIMES = ("build_secs", "build_secs IS NOT NULL")  # build_secs is NOT NULL: every record of a host has one
+RUN_TIMES = ("median_secs", "status = 'ok' AND median_secs IS NOT NULL")
 
 
 # one task's best-so-far steps over the whole study, along ``records_task_order`` (workload, target, id): from
@@ -102,7 +106,6 @@ class StudyQueries:
     def __init__(self, conn: Any, name: str):
         self.conn = conn
         self.name = name  # how the study is named in output (never a password)
-        self._confirmed: tuple[str, ...] | None = None
 
     @classmethod
     def open(cls, name: str) -> "StudyQueries":
@@ -225,9 +228,7 @@ class StudyQueries:
                 return None
             return self._rows(f"SELECT {column} FROM records WHERE host = ? AND {where} ORDER BY {column} "
                               "LIMIT 1 OFFSET ?", (host, (n - 1) // 2))[0][0]
-        # build_secs is NOT NULL: every record of a host has one
-        return [(h, median_at("build_secs", "build_secs IS NOT NULL", h, n),
-                 median_at("median_secs", "status = 'ok' AND median_secs IS NOT NULL", h, timed))
+        return [(h, median_at(*BUILD_TIMES, h, n), median_at(*RUN_TIMES, h, timed))
                 for h, (n, timed) in sorted(counts.items())]
 
     def workloads_after(self, after_id: int) -> list[tuple]:
@@ -243,25 +244,30 @@ class StudyQueries:
         return self._rows("SELECT j.id, j.name, j.config_json, j.finished_us, j.host, "
                           + liveness.JOB_STATE_SQL + " FROM jobs j ORDER BY j.id")
 
-    def confirmed_columns(self) -> tuple[str, ...]:
-        """Record columns named ``confirmed*`` (figures re-measured after tuning), where the schema has any."""
-        if self._confirmed is None:
-            cur = self.conn.cursor()
-            try:
-                cur.execute("SELECT * FROM records WHERE 1 = 0")
-                names = [d[0] for d in cur.description]
-            finally:
-                cur.close()
-            self._confirmed = tuple(n for n in names if n.lower().startswith("confirmed"))
-        return self._confirmed
-
     def top_k(self, workload_id: int, target_id: int, k: int) -> list[tuple]:
-        """``(id, trace_json, median_secs, job_id, host, created_us, *confirmed)`` of the ``k`` fastest ok records."""
-        extra = "".join(f", {c}" for c in self.confirmed_columns())
+        """``(id, trace_json, median_secs, job_id, host, created_us, program_hash, confirmed_secs,
+        confirmed_p10_secs, confirmed_p90_secs)`` of the ``k`` best ok records, ranked as the store's ``top_k``
+        ranks them (``provenance.TRUSTED_ORDER``: confirmed records first, by their confirmed median), along the
+        ``records_trusted`` index."""
         return self._rows(
-            f"SELECT id, trace_json, median_secs, job_id, host, created_us{extra} FROM records "
-            "WHERE workload_id = ? AND target_id = ? AND status = 'ok' ORDER BY median_secs, id LIMIT ?",
+            "SELECT r.id, r.trace_json, r.median_secs, r.job_id, r.host, r.created_us, r.program_hash, "
+            "r.confirmed_secs, r.confirmed_p10_secs, r.confirmed_p90_secs FROM records r "
+            f"WHERE r.workload_id = ? AND r.target_id = ? AND r.status = 'ok' ORDER BY {TRUSTED_ORDER} LIMIT ?",
             (workload_id, target_id, k))
+
+    def job_uids(self) -> dict[int, str]:
+        """Each job's id and uid (a job imported into another study keeps its uid there)."""
+        return dict(self._rows("SELECT id, uid FROM jobs"))
+
+    def values_around(self, host: str, column: str, where: str, lo: float, hi: float) -> tuple[int, list[float]]:
+        """How many of a host's values of ``column`` (among the records ``where`` picks) are below ``lo``, and
+        those from ``lo`` to ``hi``: along the host's index, in one snapshot (``reading``)."""
+        with self.reading():
+            below = self._rows(f"SELECT count(*) FROM records WHERE host = ? AND {where} AND {column} < ?",
+                               (host, lo))[0][0]
+            inside = self._rows(f"SELECT {column} FROM records WHERE host = ? AND {where} AND {column} >= ? "
+                                f"AND {column} <= ?", (host, lo, hi))
+        return below, [v for (v,) in inside]
 
     def traces_of(self, record_ids: Sequence[int]) -> list[tuple]:
         """``(id, trace_json, median_secs)`` of the given records (primary-key lookups, in chunks)."""

@@ -28,6 +28,7 @@ import time
 import urllib.parse
 from importlib import resources
 
+from tunefarm.dashboard.layered import LayeredStudy, naming
 from tunefarm.dashboard.queries import StudyQueries
 from tunefarm.dashboard.study import Study
 from tunefarm.dashboard.workload_view import TaskDetail, task_detail
@@ -47,35 +48,56 @@ def _static(name: str) -> bytes:
 
 
 class StudyService:
-    """The thread that reads the study: every request's database work is queued to it."""
+    """The thread that reads the study (or the studies, ``LayeredStudy``): every request's database work is
+    queued to it."""
 
-    def __init__(self, path: str):
-        self.path = path
-        self.name = path  # what the study is called in output: a URL without its password, once opened
+    def __init__(self, paths: str | list[str]):
+        self.paths = [paths] if isinstance(paths, str) else list(paths)
+        self.name = " + ".join(naming(p)[0] for p in self.paths)  # in output: URLs without their passwords
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tunefarm-dashboard-db")
         self._details: dict[tuple[int, int], TaskDetail] = {}
-        self._study: Study | None = None
+        self._study: Study | LayeredStudy | None = None
         self._refreshed_at = -math.inf
-        self._call(self._open)  # a missing or foreign file fails here, before the server binds
+        try:
+            self._call(self._open)  # a missing or foreign file fails here, before the server binds
+        except BaseException:
+            self.close()
+            raise
 
     def _call(self, fn, *args):
         return self._pool.submit(fn, *args).result(timeout=REQUEST_TIMEOUT_S)
 
     def _open(self) -> None:
-        q = StudyQueries.open(self.path)
+        if len(self.paths) > 1:
+            self._study = LayeredStudy(self.paths)
+            self._refresh()  # every layer is read before the server listens; one that cannot be read says so
+            failure = self._study.first_failure()
+            if failure is not None:
+                raise failure
+            self.name = self._study.name
+            return
+        q = StudyQueries.open(self.paths[0])
         self.name = q.name
         self._study = Study(q)
         self._refresh()  # the whole study is read before the server listens: a first page is a refresh
 
-    def _refresh(self, unless_within_s: float = 0.0) -> Study:
+    def _refresh(self, unless_within_s: float = 0.0) -> Study | LayeredStudy:
         """The study with the records that are new folded in, unless it was refreshed ``unless_within_s`` ago."""
         if time.monotonic() - self._refreshed_at >= unless_within_s:
             self._study.refresh()
             self._refreshed_at = time.monotonic()
         return self._study
 
+    def layer_errors(self) -> list[str]:
+        """What each layer that cannot be read says (several studies only)."""
+        study = self._study
+        return self._call(lambda: [x.error for x in study.layers if x.error] if isinstance(study, LayeredStudy)
+                          else [])
+
     def records_read(self) -> int:
         """Records folded in so far."""
+        if isinstance(self._study, LayeredStudy):
+            return self._call(self._study.n_records)
         return self._call(lambda: sum(t.n for t in self._study.tasks.values()))
 
     def summary(self) -> dict:
@@ -84,6 +106,8 @@ class StudyService:
     def task(self, workload_id: int, target_id: int, k: int) -> dict:
         def run():
             study = self._refresh(TASK_AFTER_SUMMARY_S)  # the page asks for a task just after the summary
+            if isinstance(study, LayeredStudy):
+                return study.detail(workload_id, target_id, k)
             task = study.tasks.get((workload_id, target_id))
             detail = self._details.setdefault((workload_id, target_id), TaskDetail())
             return task_detail(study.q, detail, workload_id, target_id, task.slice_ids if task else [],
@@ -91,7 +115,9 @@ class StudyService:
         return self._call(run)
 
     def close(self) -> None:
-        if self._study is not None:
+        if isinstance(self._study, LayeredStudy):
+            self._call(self._study.close)
+        elif self._study is not None:
             self._call(self._study.q.close)
         self._pool.shutdown()
 
@@ -158,9 +184,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 class DashboardServer:
-    """A dashboard over the study at ``path`` bound to ``host:port`` (port 0: any free port)."""
+    """A dashboard over the study at ``path`` (or over several, a list read as ``LayeredStudy``) bound to
+    ``host:port`` (port 0: any free port)."""
 
-    def __init__(self, path: str, host: str = "127.0.0.1", port: int = 8080):
+    def __init__(self, path: str | list[str], host: str = "127.0.0.1", port: int = 8080):
         self.service = StudyService(path)
         handler = type("Handler", (_Handler,), {"service": self.service})
         try:

@@ -41,7 +41,7 @@ def error_head(error: str | None, status: str) -> str:
     return status
 
 
-class _Tally:
+class Tally:
     """Counts, statuses, errors and the best latency of one group of records."""
 
     def __init__(self):
@@ -63,7 +63,7 @@ class _Tally:
                 "gflops": flop / best / 1e9 if best and flop else None}
 
 
-class _Task(_Tally):
+class _Task(Tally):
     """A task's tally plus its best-so-far curve and its sample of record ids for the slice plots."""
 
     def __init__(self):
@@ -77,6 +77,11 @@ class _Task(_Tally):
         """A record of the range that beat the range's earlier ones: kept if it beats the task's best too."""
         if not self.curve or secs < self.curve[-1][2]:
             self.curve.append((n, created, secs))
+
+    def curve_view(self) -> dict:
+        """The best-so-far steps as the page draws them, ending at the task's last trial."""
+        curve = self.curve + ([(self.n, self.last_us, self.best)] if self.curve else [])
+        return {"trial": [c[0] for c in curve], "t_us": [c[1] for c in curve], "best_us": [c[2] * 1e6 for c in curve]}
 
     def want_stride(self) -> int:
         """The power of two that keeps about ``SLICE_CAP`` of the task's ok records."""
@@ -95,7 +100,7 @@ class Study:
         self.workloads: dict[int, dict] = {}
         self.targets: dict[int, tuple[str, str]] = {}  # id -> (full string, label)
         self.tasks: dict[tuple[int, int], _Task] = {}
-        self.job_tasks: dict[tuple[int, int, int], _Tally] = {}
+        self.job_tasks: dict[tuple[int, int, int], Tally] = {}
         self.job_counts: collections.Counter = collections.Counter()
         self.bins: dict[int | None, collections.Counter] = collections.defaultdict(collections.Counter)
         self.host_statuses: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -180,7 +185,7 @@ class Study:
             if job is not None:
                 jt = self.job_tasks.get((job, wid, tid))
                 if jt is None:
-                    jt = self.job_tasks[(job, wid, tid)] = _Tally()
+                    jt = self.job_tasks[(job, wid, tid)] = Tally()
                 jt.add(status, n, best)
                 self.job_counts[job] += n
             new += n
@@ -219,7 +224,8 @@ class Study:
         since = max(first * BIN_S * 1_000_000, started_us)
         return recent / max(1.0, (now_us - since) / 1e6)
 
-    def _job(self, row: tuple, now_us: int) -> dict:
+    def job_view(self, row: tuple, now_us: int) -> dict:
+        """One row of ``StudyQueries.jobs`` as the page shows it: state, rate, trials and its tasks."""
         jid, name, config_json, finished, host, *state = row
         started = state[-1]
         status = liveness.job_state(*state, now_us)
@@ -236,7 +242,7 @@ class Study:
         for entry in planned:  # a job's tasks show from its start, before their first record
             wid = by_key.get(entry[1]) if isinstance(entry, list) and len(entry) > 1 else None
             if wid is not None and tids and not any(w == wid for w, _ in tasks):
-                tasks[(wid, tids[0])] = _Tally()
+                tasks[(wid, tids[0])] = Tally()
         return {"id": jid, "name": name, "state": status, "host": host, "started_us": started,
                 "finished_us": finished, "n": self.job_counts.get(jid, 0),
                 "budget": budget if isinstance(budget, int) else None,
@@ -245,30 +251,11 @@ class Study:
                           for (wid, tid), jt in sorted(tasks.items())]}
 
     def _throughput(self, now_us: int) -> dict:
-        """Trials per minute per job in at most ``MAX_BARS`` bins; the bin under way is divided by the part of
-        it that has passed (else a running job would seem to slow down at the right edge)."""
-        if not any(self.bins.values()):
-            return {"bin_s": BIN_S, "series": []}
-        lo = min(min(b) for b in self.bins.values() if b)
-        hi = max(max(b) for b in self.bins.values() if b)
-        merge = max(1, math.ceil((hi - lo + 1) / MAX_BARS))
-        width_us = BIN_S * merge * 1_000_000
-        series = []
-        for job, bins in sorted(self.bins.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
-            merged: collections.Counter = collections.Counter()
-            for b, n in bins.items():
-                merged[lo + (b - lo) // merge * merge] += n
-            keys = sorted(merged)
-            starts = [k * BIN_S * 1_000_000 for k in keys]
-            spans = [min(width_us, max(1_000_000, now_us - t)) / 60e6 for t in starts]
-            series.append({"job": job, "t_us": starts, "per_min": [merged[k] / m for k, m in zip(keys, spans)]})
-        return {"bin_s": BIN_S * merge, "series": series}
+        return throughput([({"job": job}, bins) for job, bins in
+                           sorted(self.bins.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))], now_us)
 
     def _task(self, wid: int, tid: int, task: _Task) -> dict:
-        curve = task.curve + ([(task.n, task.last_us, task.best)] if task.curve else [])
-        return {**self._task_ref(wid, tid), **task.as_dict(self._flop(wid)),
-                "curve": {"trial": [c[0] for c in curve], "t_us": [c[1] for c in curve],
-                          "best_us": [c[2] * 1e6 for c in curve]}}
+        return {**self._task_ref(wid, tid), **task.as_dict(self._flop(wid)), "curve": task.curve_view()}
 
     def _host(self, name: str, statuses: collections.Counter) -> dict:
         build, run = self.host_medians.get(name, (None, None))
@@ -281,8 +268,30 @@ class Study:
         now_us = time.time_ns() // 1000
         return {
             "now_us": now_us, "last_record_id": self.last_id, "n_records": sum(t.n for t in self.tasks.values()),
-            "jobs": [self._job(row, now_us) for row in self.q.jobs()],
+            "jobs": [self.job_view(row, now_us) for row in self.q.jobs()],
             "tasks": [self._task(wid, tid, t) for (wid, tid), t in sorted(self.tasks.items())],
             "throughput": self._throughput(now_us),
             "hosts": [self._host(name, c) for name, c in sorted(self.host_statuses.items())],
         }
+
+
+def throughput(series: list[tuple[dict, collections.Counter]], now_us: int) -> dict:
+    """Trials per minute of each ``(label, {bin: records})`` in at most ``MAX_BARS`` bins of one width; the bin
+    under way is divided by the part of it that has passed (else a running job would seem to slow down at the
+    right edge)."""
+    if not any(bins for _, bins in series):
+        return {"bin_s": BIN_S, "series": []}
+    lo = min(min(b) for _, b in series if b)
+    hi = max(max(b) for _, b in series if b)
+    merge = max(1, math.ceil((hi - lo + 1) / MAX_BARS))
+    width_us = BIN_S * merge * 1_000_000
+    out = []
+    for label, bins in series:
+        merged: collections.Counter = collections.Counter()
+        for b, n in bins.items():
+            merged[lo + (b - lo) // merge * merge] += n
+        keys = sorted(merged)
+        starts = [k * BIN_S * 1_000_000 for k in keys]
+        spans = [min(width_us, max(1_000_000, now_us - t)) / 60e6 for t in starts]
+        out.append({**label, "t_us": starts, "per_min": [merged[k] / m for k, m in zip(keys, spans)]})
+    return {"bin_s": BIN_S * merge, "series": out}

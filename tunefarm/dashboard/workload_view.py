@@ -1,10 +1,12 @@
 """One task's detail: its top-k programs as ``sch.*`` calls, and latency against each sampling decision.
 
-The top-k is one indexed query (the fastest ``ok`` records). The decision (slice) plots use the task's sample
-of record ids that ``Study`` keeps (at most ``SLICE_CAP``, evenly thinned): each sampled record's trace is
-read and its decisions parsed once, then cached, so a refresh parses only the records sampled since. The
-decisions are ordered by how much they seem to matter: the spread (in log latency) between the medians of
-their values.
+The top-k is one indexed query, ranked as the store's ``best`` / ``top_k`` rank records (confirmed records first,
+by their confirmed median, then the others by the farm's: ``records_trusted``); each program shows the farm's
+median and, where it was re-timed on a quiet host, the confirmed median with its p10-p90 spread. The decision
+(slice) plots use the task's sample of record ids that ``Study`` keeps (at most ``SLICE_CAP``, evenly thinned):
+each sampled record's trace is read and its decisions parsed once, then cached, so a refresh parses only the
+records sampled since. The decisions are ordered by how much they seem to matter: the spread (in log latency)
+between the medians of their values.
 """
 from __future__ import annotations
 
@@ -93,6 +95,15 @@ class TaskDetail:
         return out
 
 
+def program(row: tuple, flop: float | None) -> dict:
+    """One ``StudyQueries.top_k`` row as the page shows it: the farm's median, and the confirmed median with its
+    p10-p90 spread where the record was re-timed (``tuning/confirm.py``), else ``None``."""
+    rid, trace, secs, job, host, created, _, conf, conf10, conf90 = row
+    return {"record_id": rid, "us": secs * 1e6, "gflops": flop / secs / 1e9 if flop and secs else None,
+            "job_id": job, "host": host, "created_us": created, "trace": sch_calls(trace),
+            "confirmed": None if conf is None else {"us": conf * 1e6, "p10_us": conf10 * 1e6, "p90_us": conf90 * 1e6}}
+
+
 def task_detail(q: StudyQueries, cache: TaskDetail, workload_id: int, target_id: int, slice_ids: list[int],
                 flop: float | None, k: int, n_records: int) -> dict:
     """Top-k and decision plots of one task; ``cache`` keeps the parsed decisions and the last answer, which
@@ -102,12 +113,8 @@ def task_detail(q: StudyQueries, cache: TaskDetail, workload_id: int, target_id:
     top = q.top_k(workload_id, target_id, k)
     missing = [rid for rid in slice_ids if rid not in cache.rows]
     cache.add(q.traces_of(missing) + [(r[0], r[1], r[2]) for r in top if r[0] not in cache.rows])
-    confirmed = q.confirmed_columns()
-    programs = [{"record_id": r[0], "us": r[2] * 1e6, "gflops": flop / r[2] / 1e9 if flop and r[2] else None,
-                 "job_id": r[3], "host": r[4], "created_us": r[5], "trace": sch_calls(r[1]),
-                 "confirmed": {c: v for c, v in zip(confirmed, r[6:]) if v is not None}} for r in top]
     ids = list(dict.fromkeys(slice_ids + [r[0] for r in top]))
-    answer = {"workload_id": workload_id, "target_id": target_id, "top": programs,
+    answer = {"workload_id": workload_id, "target_id": target_id, "top": [program(r, flop) for r in top],
               "decisions": cache.decisions(ids), "n_sampled": len(ids)}
     cache.shown = ((n_records, k), answer)
     return answer

@@ -33,6 +33,10 @@ const fmt = {
 
 const taskKey = (t) => `${t.workload_id}:${t.target_id}`;
 const taskName = (t) => `${t.workload} @ ${t.target_label}`;
+// with several studies (--db A --db B) jobs, curves and programs say which study they are from
+const studyOf = (x) => (x.study === undefined ? "" : x.study);
+const withStudy = (text, x) => (x.study === undefined ? [text]
+                                                      : [text, h("div", {class: "study", title: x.study}, x.study)]);
 
 function colorOf(t) {
   const k = taskKey(t);
@@ -74,8 +78,10 @@ function fillBody(table, rows) {
 function renderJobs(s) {
   const badge = (st) => h("span", {class: `badge ${["running", "finished", "killed", "stale", "failed"]
     .includes(st) ? st : "other"}`}, st);
-  fillBody(document.getElementById("jobs"), s.jobs.slice().reverse().map((j) => h("tr", {"data-job-id": j.id},
-    h("td", {class: "name"}, j.name), h("td", {class: "state"}, badge(j.state)), h("td", {}, j.host || "–"),
+  fillBody(document.getElementById("jobs"), s.jobs.slice().reverse().map((j) => h("tr",
+    {"data-job-id": j.id, "data-study": j.study},
+    h("td", {class: "name"}, ...withStudy(j.name, j)), h("td", {class: "state"}, badge(j.state)),
+    h("td", {}, j.host || "–"),
     h("td", {}, fmt.when(j.started_us) + (j.finished_us ? ` (ran ${fmt.ago(j.started_us, j.finished_us)})`
                                                         : ` (${fmt.ago(j.started_us, s.now_us)} ago)`)),
     h("td", {class: "trials", "data-n": j.n}, progress(j.n, j.budget)),
@@ -83,8 +89,8 @@ function renderJobs(s) {
   document.getElementById("jobs-empty").hidden = s.jobs.length > 0;
   const rows = [];
   for (const j of s.jobs.slice().reverse()) for (const t of j.tasks) {
-    rows.push(h("tr", {"data-job-id": j.id, "data-task": taskKey(t)},
-      h("td", {}, j.name), h("td", {class: "name"}, t.workload),
+    rows.push(h("tr", {"data-job-id": j.id, "data-study": j.study, "data-task": taskKey(t)},
+      h("td", {}, ...withStudy(j.name, j)), h("td", {class: "name"}, t.workload),
       h("td", {title: t.target}, t.target_label), h("td", {class: "num"}, t.n),
       h("td", {class: "num"}, fmt.us(t.best_us)), h("td", {class: "num"}, fmt.num(t.gflops, 2)),
       h("td", {}, t.n ? statusBar(t.statuses) : h("span", {class: "muted"}, "waiting")),
@@ -95,24 +101,29 @@ function renderJobs(s) {
 }
 
 function renderCurves(s) {
-  const tasks = s.tasks.filter((t) => t.curve.trial.length);
+  // one curve per task, or per task and study: a trial number counts the records of one study
+  const curves = s.tasks.flatMap((t) => (t.curves || [t.curve]).filter((c) => c.trial.length)
+    .map((c) => ({t, c, name: c.study === undefined ? taskName(t) : `${taskName(t)} · ${c.study}`,
+                  dash: c.study !== undefined && c.study !== s.layers[0].name})));
   const legend = document.getElementById("legend");
   legend.replaceChildren(...s.tasks.map((t) => {
     const swatch = h("i");
     swatch.style.background = colorOf(t);
     return h("span", {title: t.target}, swatch, taskName(t));
   }));
-  const series = (xKey) => tasks.map((t) => ({name: taskName(t), color: colorOf(t), x: t.curve[xKey],
-                                             y: t.curve.best_us, step: true}));
+  if (s.layers) legend.append(h("span", {class: "muted"}, `solid: ${s.layers[0].name}; dashed: the other studies`));
+  const series = (xKey) => curves.map(({t, c, name, dash}) => ({name, color: colorOf(t), x: c[xKey],
+                                                                y: c.best_us, step: true, dash}));
   charts.lineChart(document.getElementById("chart-trials"), series("trial"),
     {xLabel: "trials of the task", yLabel: "best latency µs", yUnit: "µs", logY: "auto", positive: true,
      empty: "no successful trial yet"});
   charts.lineChart(document.getElementById("chart-time"), series("t_us"),
     {xLabel: "wall time", yLabel: "best latency µs", yUnit: "µs", time: true, logY: "auto", positive: true,
      empty: "no successful trial yet"});
-  const names = new Map(s.jobs.map((j) => [j.id, j.name]));
+  const names = new Map(s.jobs.map((j) => [`${studyOf(j)}|${j.id}`, j.name]));
   charts.lineChart(document.getElementById("chart-throughput"), s.throughput.series.map((ser, i) => ({
-    name: ser.job === null ? "imported" : (names.get(ser.job) || `job ${ser.job}`),
+    name: (ser.job === null ? "imported" : (names.get(`${studyOf(ser)}|${ser.job}`) || `job ${ser.job}`)) +
+          (ser.study === undefined ? "" : ` · ${ser.study}`),
     color: charts.PALETTE[(i + 3) % charts.PALETTE.length], x: ser.t_us, y: ser.per_min, step: true,
     stepEnd: s.throughput.bin_s * 1e6})),
     {xLabel: `wall time (${s.throughput.bin_s} s bins)`, yLabel: "trials / min", time: true, logY: false,
@@ -147,21 +158,26 @@ function renderSelect(s) {
 
 function renderTask(d) {
   // unchanged answer: leave the DOM alone (a trace someone opened stays open)
-  const sig = JSON.stringify([state.selected, d.top.map((p) => p.record_id), d.n_sampled]);
+  const sig = JSON.stringify([state.selected, d.top.map((p) => [studyOf(p), p.record_id]), d.n_sampled]);
   if (sig === state.taskSig) return;
   if (!state.taskSig || JSON.parse(state.taskSig)[0] !== state.selected) state.touched = false;
   state.taskSig = sig;
+  const rowKey = (p) => `${studyOf(p)}|${p.record_id}`;
   const open = new Set([...document.querySelectorAll("#topk details[open]")]
-    .map((e) => e.closest("tr").getAttribute("data-record-id")));
+    .map((e) => e.closest("tr").getAttribute("data-key")));
   const t = state.summary.tasks.find((x) => taskKey(x) === state.selected);
   document.getElementById("workload-info").textContent = t
     ? `${t.workload} (key ${t.key.slice(0, 10)}) on ${t.target_label}: ${t.n} trials, ${t.ok} ok, ` +
       `best ${fmt.us(t.best_us)} µs` + (t.gflops ? `, ${t.gflops.toFixed(2)} GFLOP/s` : "") : "";
-  fillBody(document.getElementById("topk"), d.top.map((p, i) => h("tr", {"data-record-id": p.record_id},
-    h("td", {}, i + 1), h("td", {class: "num"}, fmt.us(p.us)), h("td", {class: "num"}, fmt.num(p.gflops, 2)),
-    h("td", {}, Object.entries(p.confirmed).map(([k, v]) => `${k}: ${v}`).join(", ") || "–"),
-    h("td", {}, p.job_id === null ? "–" : p.job_id), h("td", {}, p.host),
-    h("td", {}, h("details", (state.touched ? open.has(String(p.record_id)) : i === 0) ? {open: ""} : {},
+  const confirmed = (c) => c === null ? h("span", {class: "muted"}, "not confirmed")
+    : h("span", {title: "re-timed on a quiet host: median (10th–90th percentile)"},
+        `${fmt.us(c.us)} (${fmt.us(c.p10_us)}–${fmt.us(c.p90_us)})`);
+  fillBody(document.getElementById("topk"), d.top.map((p, i) => h("tr",
+    {"data-record-id": p.record_id, "data-study": p.study, "data-key": rowKey(p)},
+    h("td", {}, i + 1), h("td", {class: "num confirmed"}, confirmed(p.confirmed)),
+    h("td", {class: "num"}, fmt.us(p.us)), h("td", {class: "num"}, fmt.num(p.gflops, 2)),
+    h("td", {}, ...withStudy(p.job_id === null ? "–" : p.job_id, p)), h("td", {}, p.host),
+    h("td", {}, h("details", (state.touched ? open.has(rowKey(p)) : i === 0) ? {open: ""} : {},
                   h("summary", {}, `${p.trace.split("\n").length} lines`),
                   h("pre", {class: "trace"}, p.trace))))));
   if (!d.top.length) {
@@ -199,10 +215,16 @@ async function refresh() {
       const [w, t] = state.selected.split(":");
       renderTask(await getJSON(`/api/task?workload=${w}&target=${t}&k=10`));
     }
+    const studies = s.layers ? `${s.layers.length} studies · ` : "";
     document.getElementById("status").textContent =
-      `${s.n_records.toLocaleString("en-US")} records · ${s.jobs.filter((j) => j.state === "running").length} ` +
-      `running · updated ${new Date().toLocaleTimeString("en-GB", {hour12: false})}`;
-    document.body.setAttribute("data-last-record", String(s.last_record_id));
+      `${studies}${s.n_records.toLocaleString("en-US")} records · ` +
+      `${s.jobs.filter((j) => j.state === "running").length} running · ` +
+      `updated ${new Date().toLocaleTimeString("en-GB", {hour12: false})}`;
+    document.body.setAttribute("data-last-record",
+      s.layers ? s.layers.map((l) => l.last_record_id).join(" ") : String(s.last_record_id));
+    const failed = document.getElementById("layer-errors");  // a study that cannot be read; the others show
+    failed.replaceChildren(...(s.errors || []).map((e) => h("div", {}, `a study cannot be read: ${e}`)));
+    failed.hidden = !(s.errors || []).length;
     banner.hidden = true;
   } catch (e) {
     banner.textContent = `cannot refresh: ${e.message}`;

@@ -11,7 +11,7 @@ const MS = {left: 62, right: 10, top: 10, bottom: 66};  // slice plots: room for
 
 function el(name, attrs, parent) {
   const e = document.createElementNS(SVGNS, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== null) e.setAttribute(k, String(v));
   if (parent) parent.appendChild(e);
   return e;
 }
@@ -110,7 +110,7 @@ function axes(svg, w, h, xs, ys, xt, yt, opt, m) {
        {"text-anchor": "middle", class: "label", transform: `rotate(-90 12 ${(m.top + h - m.bottom) / 2})`});
 }
 
-// series: [{name, x: [...], y: [...], step}]; opt: {xLabel, yLabel, time, logY: "auto"|true|false, empty}
+// series: [{name, x: [...], y: [...], step, dash}]; opt: {xLabel, yLabel, time, logY: "auto"|true|false, empty}
 function lineChart(host, series, opt) {
   const w = opt.width || 560, h = opt.height || 260;
   const svg = frame(host, w, h);
@@ -138,6 +138,7 @@ function lineChart(host, series, opt) {
     });
     if (s.stepEnd) d += `H${xs(s.x[s.x.length - 1] + s.stepEnd).toFixed(1)}`;
     const path = el("path", {d, class: "series", stroke: color, "data-series": s.name,
+                             "stroke-dasharray": s.dash ? "6 3" : null,
                              "data-last-x": s.x[s.x.length - 1], "data-last-y": s.y[s.y.length - 1]}, svg);
     path.appendChild(document.createElementNS(SVGNS, "title")).textContent = s.name;
     const lx = s.x.length - 1;
