@@ -5,13 +5,20 @@ the host can hold, a batch size too large to allocate, and weights files of the 
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import numpy as np
 import pytest
 
 from tunefarm.cli import main
+from tunefarm.database import Database
 from tunefarm.graph.params import course_mlp_params
-from tunefarm.tuning.limits import WORKER_MEMORY_BYTES, WORKERS_PER_CORE, host_memory_bytes
+from tunefarm.cli.named_models import ACTIVATION_FLOATS
+from tunefarm.tuning.limits import MEASURE_COPIES, WORKER_MEMORY_BYTES, WORKERS_PER_CORE, host_memory_bytes
+
+# the drill's figures, or more where a host could hold them (so each is refused on any host)
+TOO_MANY_WORKERS = max(1000, WORKERS_PER_CORE * (os.cpu_count() or 1) + 1)
+TOO_BIG_BATCH = max(100_000_000, 2 * (host_memory_bytes() or 0) // (4 * MEASURE_COPIES * ACTIVATION_FLOATS["mlp"]))
 
 
 def _refused(capsys, command: str, argv: list[str], *needles: str) -> str:
@@ -71,10 +78,10 @@ def test_tune_refuses_more_workers_than_the_host_holds(tmp_path, capsys):
     _refused(capsys, "tune", ["tune", "matmul-16", "--farm", "local", "--workers", str(too_many), "--db", str(db)],
              f"{too_many} workers", "cores")
     assert not db.exists()
-    _refused(capsys, "tune", ["tune", "matmul-16", "--farm", "ray", "--workers", "1000", "--db", str(db)],
-             "1000 workers")
-    _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", "1000", "--db", str(db)],
-             "1000 workers")
+    n = str(TOO_MANY_WORKERS)
+    _refused(capsys, "tune", ["tune", "matmul-16", "--farm", "ray", "--workers", n, "--db", str(db)], f"{n} workers")
+    _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", n, "--db", str(db)],
+             f"{n} workers")
 
 
 def test_a_worker_count_is_also_refused_by_memory(monkeypatch):
@@ -93,7 +100,7 @@ def test_a_worker_count_is_also_refused_by_memory(monkeypatch):
 def test_tune_model_refuses_a_batch_too_large_to_allocate(tmp_path, capsys):
     db = tmp_path / "m.sqlite"
     _refused(capsys, "tune-model", ["tune-model", "mlp", "--farm", "local", "--workers", "1", "--trials", "1",
-                                    "--db", str(db), "--batch", "100000000"], "--batch 100000000")
+                                    "--db", str(db), "--batch", str(TOO_BIG_BATCH)], f"--batch {TOO_BIG_BATCH}")
 
 
 def _weights(tmp_path, name: str, **change) -> str:
@@ -144,3 +151,38 @@ def test_bad_budgets_are_refused_before_anything_starts(tmp_path, capsys, option
     assert not db.exists()
     _refused(capsys, "tune-model", ["tune-model", "mlp", "--db", str(db), option, value], needle)
     assert not db.exists()
+
+
+def _rows(path) -> tuple[int, int, int]:
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as raw:
+        return tuple(raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("jobs", "records", "workloads"))
+
+
+def test_no_refusal_writes_a_job_row_into_a_database_that_exists(tmp_path, capsys):
+    """The same refusals against a study that holds a job already: the file keeps its jobs, records and
+    workloads as they were (nothing was started, so nothing was stored)."""
+    db_path = tmp_path / "study.sqlite"
+    with Database(str(db_path)) as db:
+        db.finish_job(db.start_job("earlier"))
+    before = _rows(db_path)
+    weights = _weights(tmp_path, "renamed", b0=None, bias0=np.zeros(128, np.float32))
+    (tmp_path / "notes.txt").write_text("not weights\n")
+    db = str(db_path)
+    model = ["tune-model", "mlp", "--farm", "local", "--workers", "1", "--trials", "1", "--db", db]
+    cases = [*(("tune", _tune(db, f"--timeout={v}")) for v in ("0", "-5", "nan", "inf")),
+             ("tune", _tune(db, "--seed=-1")),
+             ("tune", _tune(db, "--target", "llvm -mcpu=no-such-cpu-here")),
+             ("tune", _tune(db, "--db", "")),  # a second, empty --db: the first is not written either
+             ("tune", ["tune", "matmul-99999999", "--farm", "local", "--workers", "1", "--trials", "2", "--db", db]),
+             ("tune", ["tune", "matmul-16", "--farm", "local", "--workers", str(TOO_MANY_WORKERS), "--db", db]),
+             ("tune", ["tune", "matmul-16", "--farm", "ray", "--workers", str(TOO_MANY_WORKERS), "--db", db]),
+             ("tune-model", model + ["--batch", str(TOO_BIG_BATCH)]),
+             ("tune-model", model + ["--params", weights]),
+             ("tune-model", model + ["--params", str(tmp_path / "notes.txt")]),
+             ("tune-model", model + ["--params", str(tmp_path / "missing.npz")]),
+             ("tune-model", model + ["--target", "llvm -mcpu=no-such-cpu-here"]),
+             ("tune-model", model + ["--seed", "-1"]),
+             ("tune-model", model + ["--workers", str(TOO_MANY_WORKERS)])]
+    for command, argv in cases:
+        _refused(capsys, command, argv)
+        assert _rows(db_path) == before, argv

@@ -170,3 +170,29 @@ def test_refusing_a_long_line_takes_bounded_memory(real_study, tmp_path):
     refusal, grew = out.stdout.strip().splitlines()
     assert "longer than" in refusal
     assert int(grew) < 3 * MAX_LINE_BYTES < (64 << 20)
+
+
+def test_the_import_command_refuses_each_drill_file_with_one_line(real_study, tmp_path, capsys):
+    """``tunefarm import`` on the drill's files: its own export adds 0 records; a fake latency, a record joining a
+    stored batch and an oversize line are each one line on stderr, status 1, and the study is unchanged."""
+    from dbtest_helpers import store_name
+    from tunefarm.cli import main
+
+    db, _ = real_study
+    lines = _study_lines(db, tmp_path)
+    assert main(["import", str(tmp_path / "e.jsonl"), "--db", store_name(db)]) == 0
+    assert "0 new records; 80 records skipped" in capsys.readouterr().out
+    i = _first(lines, type="record", status="ok")
+    fake = [*lines[:i], {**lines[i], "run_secs": [1e-9]}]
+    joining = [*lines[:i], {**lines[i], "uid": uuid.uuid4().hex, "target": "llvm -mcpu=generic -num-cores=1"}]
+    files = {"fake.jsonl": (_write(tmp_path / "fake.jsonl", fake), "run time 1e-09 s"),
+             "join.jsonl": (_write(tmp_path / "join.jsonl", joining), "joins batch")}
+    with open(tmp_path / "long.jsonl", "w") as f:
+        f.write(json.dumps(lines[0]) + "\n" + '{"type": "record", "trace": "' + "z" * (MAX_LINE_BYTES + 1) + '"}\n')
+    files["long.jsonl"] = (tmp_path / "long.jsonl", "longer than")
+    for name, (path, needle) in files.items():
+        assert main(["import", str(path), "--db", store_name(db)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"tunefarm import: error: {path}:") and err.count("\n") == 1, err
+        assert needle in err and "Traceback" not in err, err
+        assert db.count_records() == N_RECORDS

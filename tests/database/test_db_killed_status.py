@@ -1,20 +1,20 @@
 """A job whose driver died is stored ``killed`` once a process that can write the file finds it so (a reader
-of the jobs or records, or the next job to start): the row says what readers see, and its claims end."""
+of the jobs or records, or the next job to start): the row says what readers see, and its claims end. On every
+kind of store (PostgreSQL under its marker)."""
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 
-from dbtest_helpers import repo_env
-from tunefarm.database import Database
+from dbtest_helpers import raw_sql, repo_env
+from tunefarm.database import open_database
 
 DRIVER = textwrap.dedent("""
     import sys, time
-    from tunefarm.database import Database
-    db = Database(sys.argv[1])
+    from tunefarm.database import open_database
+    db = open_database(sys.argv[1])
     job = db.start_job("doomed")
     db.commit_workload("wk", "w", "{}", 1.0)
     db.claim(job, "wk", "llvm -mcpu=generic", ["h1", "h2"])
@@ -34,31 +34,29 @@ def _killed_driver(path: str) -> int:
 
 
 def _stored(path: str):
-    with sqlite3.connect(path) as raw:
-        return raw.execute("SELECT status, finished_us = heartbeat_us, (SELECT count(*) FROM claims) "
-                           "FROM jobs").fetchall()
+    return [tuple(row) for row in raw_sql(path, "SELECT status, CASE WHEN finished_us = heartbeat_us THEN 1 END, "
+                                                "(SELECT count(*) FROM claims) FROM jobs")]
 
 
-def test_a_reader_stores_killed_for_a_dead_driver(tmp_path):
-    path = str(tmp_path / "k.sqlite")
+def test_a_reader_stores_killed_for_a_dead_driver(new_store):
+    path = new_store("k")
     _killed_driver(path)
     assert _stored(path) == [("running", None, 2)]  # nobody looked yet: the row still says running
-    assert Database(path).jobs()["status"].tolist() == ["killed"]
+    assert open_database(path).jobs()["status"].tolist() == ["killed"]
     assert _stored(path) == [("killed", 1, 0)]
 
 
-def test_the_next_job_stores_killed_for_a_dead_driver(tmp_path):
-    path = str(tmp_path / "k.sqlite")
+def test_the_next_job_stores_killed_for_a_dead_driver(new_store):
+    path = new_store("k")
     dead = _killed_driver(path)
-    db = Database(path)
+    db = open_database(path)
     live = db.start_job("next")
-    with sqlite3.connect(path) as raw:
-        assert dict(raw.execute("SELECT id, status FROM jobs")) == {dead: "killed", live: "running"}
+    assert dict(raw_sql(path, "SELECT id, status FROM jobs")) == {dead: "killed", live: "running"}
     assert db.job_state(live) == "running" and db.job_state(dead) == "killed"
 
 
-def test_a_read_only_reader_computes_killed_without_writing(tmp_path):
-    path = str(tmp_path / "k.sqlite")
+def test_a_read_only_reader_computes_killed_without_writing(new_store):
+    path = new_store("k")
     _killed_driver(path)
-    assert Database(path, readonly=True).jobs()["status"].tolist() == ["killed"]
+    assert open_database(path, readonly=True).jobs()["status"].tolist() == ["killed"]
     assert _stored(path)[0][0] == "running"

@@ -1,11 +1,12 @@
 """Trial numbers are assigned at commit, inside the commit's transaction: unique per workload and target and in
 commit order, however many processes commit at once (each job used to number from the count it read at its
-start, so concurrent jobs repeated numbers and tuning curves sorted by trial interleaved them)."""
+start, so concurrent jobs repeated numbers and tuning curves sorted by trial interleaved them). On every kind of
+store: SQLite, and PostgreSQL (where a step is one server call) under its marker."""
 from __future__ import annotations
 
 import multiprocessing as mp
 
-from tunefarm.database import Database, Record
+from tunefarm.database import Record, open_database
 from tunefarm.runtime.measure_result import MeasureResult, MeasureStatus
 
 TARGET = "llvm -mcpu=generic -num-cores=1"
@@ -13,7 +14,7 @@ WRITERS, STEPS = 4, 15
 
 
 def _writer(path: str, k: int, start) -> None:
-    db = Database(path)
+    db = open_database(path)
     job = db.start_job(f"writer-{k}")
     start.wait()
     for step in range(STEPS):  # one small transaction per step, as a tuning driver commits
@@ -23,9 +24,9 @@ def _writer(path: str, k: int, start) -> None:
     db.finish_job(job)
 
 
-def test_concurrent_writers_get_unique_trial_numbers_in_commit_order(tmp_path):
-    path = str(tmp_path / "t.sqlite")
-    db = Database(path)
+def test_concurrent_writers_get_unique_trial_numbers_in_commit_order(new_store):
+    path = new_store("t")
+    db = open_database(path)
     db.commit_workload("wk", "w", "{}", 1.0)
     ctx = mp.get_context("spawn")
     start = ctx.Event()
@@ -42,8 +43,8 @@ def test_concurrent_writers_get_unique_trial_numbers_in_commit_order(tmp_path):
     assert df.trial.tolist() == list(range(n))  # unique, and in the order the records were committed
 
 
-def test_numbers_continue_per_workload_and_target_and_explicit_numbers_are_kept(tmp_path):
-    db = Database(str(tmp_path / "t.sqlite"))
+def test_numbers_continue_per_workload_and_target_and_explicit_numbers_are_kept(new_store):
+    db = open_database(new_store("t"))
     db.commit_workload("wk", "w", "{}", 1.0)
     db.commit_workload("wk2", "w2", "{}", 1.0)
     ok = MeasureResult(MeasureStatus.OK, [1e-3])

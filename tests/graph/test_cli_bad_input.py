@@ -42,16 +42,21 @@ def test_tune_model_refuses_bad_arguments_before_starting_a_farm(tmp_path, capsy
 
     db = str(tmp_path / "t.sqlite")
     base = ["tune-model", "mlp", "--trials", "0", "--farm", "ray", "--db", db]
-    assert main(base + ["--workers", "0"]) == 1
+    # input refused before anything started: status 2, as tune's refusals
+    assert main(base + ["--workers", "0"]) == 2
     _one_line_error(capsys, "tune-model", "--workers must be at least 1, got 0")
-    assert main(base + ["--batch", "1", "--batch", "0"]) == 1
+    assert main(base + ["--batch", "1", "--batch", "0"]) == 2
     _one_line_error(capsys, "tune-model", "--batch must be at least 1, got 0")
-    assert main(base + ["--params", str(bad_params["text"])]) == 1
+    assert main(base + ["--trials", "-1"]) == 2
+    _one_line_error(capsys, "tune-model", "--trials must be >= 0")
+    assert main(base + ["--params", str(bad_params["text"])]) == 2
     _one_line_error(capsys, "tune-model", "cannot read the weights", "not a pickle of numpy arrays")
-    assert main(base + ["--params", str(bad_params["evil"])]) == 1
+    assert main(base + ["--params", str(bad_params["evil"])]) == 2
     _one_line_error(capsys, "tune-model", "refusing to load", "system")
-    assert main(base + ["--params", str(bad_params["npz"])]) == 1
+    assert main(base + ["--params", str(bad_params["npz"])]) == 2
     _one_line_error(capsys, "tune-model", "not an .npz of numeric arrays")
+    assert main(base + ["--params", str(tmp_path / "missing.npz")]) == 2
+    _one_line_error(capsys, "tune-model", "missing.npz", "does not exist")
     missing = tmp_path / "no" / "such" / "dir"
     assert main(["tune-model", "mlp", "--trials", "0", "--farm", "ray",
                  "--db", str(missing / "t.sqlite")]) == 1

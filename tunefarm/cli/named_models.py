@@ -23,12 +23,12 @@ ACTIVATION_FLOATS = {"mlp": 784 + 128 + 128 + 10,
 
 
 @contextlib.contextmanager
-def params_errors(path: str | None):
+def params_errors(path: str | None, status: int = 1):
     """A weights file that cannot be read (not a pickle, a refused pickle, a broken .npz) as a one-line error."""
     try:
         yield
     except (ValueError, pickle.UnpicklingError, OSError) as e:
-        raise CommandError(f"cannot read the weights {path!r}: {e}") from None
+        raise CommandError(f"cannot read the weights {path!r}: {e}", status) from None
 
 
 def expected_params(name: str) -> dict[str, tuple[tuple[int, ...], str]]:
@@ -43,8 +43,8 @@ def check_params_file(path: str, model: str) -> None:
     """Refuse a weights file that is missing or unreadable, or whose names, shapes or dtypes are not the
     model's, before anything else starts (the model would fail on them later with a traceback)."""
     if not os.path.exists(path):
-        raise CommandError(f"parameter file {path!r} does not exist")
-    with params_errors(path):
+        raise CommandError(f"parameter file {path!r} does not exist", REFUSED)
+    with params_errors(path, REFUSED):
         params = load_params(path)
     want = expected_params(model)
     missing, unexpected = sorted(set(want) - set(params)), sorted(set(params) - set(want))

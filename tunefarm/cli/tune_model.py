@@ -41,15 +41,15 @@ def _checked_batches(args) -> tuple[int, ...]:
     from .named_models import REFUSED, check_batch, check_params_file
 
     if args.trials < 0:
-        raise CommandError("--trials must be >= 0")
+        raise CommandError("--trials must be >= 0", REFUSED)
     if args.farm == "local" and args.ray_address:
-        raise CommandError("--ray-address needs --farm ray")
+        raise CommandError("--ray-address needs --farm ray", REFUSED)
     if args.workers is not None and args.workers < 1:
-        raise CommandError(f"--workers must be at least 1, got {args.workers}")
+        raise CommandError(f"--workers must be at least 1, got {args.workers}", REFUSED)
     batches = tuple(args.batch or (1, 64))
     bad = [b for b in batches if b < 1]
     if bad:
-        raise CommandError(f"--batch must be at least 1, got {bad[0]}")
+        raise CommandError(f"--batch must be at least 1, got {bad[0]}", REFUSED)
     for b in batches:
         check_batch(args.model, b)
     if args.params is not None:
