@@ -3,9 +3,8 @@
 ``tunefarm bench --db tune.sqlite`` answers the question a tuning job leaves open: how fast are the stored
 winners *here and now*, and how much did tuning buy? Each workload's best record for a target this CPU can
 run is rebuilt from its trace, checked against the unscheduled program on the same inputs, and timed in
-alternating rounds with the unscheduled build (so both see the same machine noise), in the farm's blocks of
-calls (``PROGRAM_BLOCK_MS``: the tuned median reads as the stored figure and a job's confirmed one do, even
-on a busy host); the table reports medians, the speed-up and GFLOP/s. Nothing is written to the database.
+alternating rounds with the unscheduled build (so both see the same machine noise); the table reports
+medians, the speed-up and GFLOP/s. Nothing is written to the database.
 """
 from __future__ import annotations
 
@@ -17,16 +16,16 @@ from ..farm.check import compare_output, make_arrays, output_params
 from ..farm.measure import rewrite_layout_free
 from ..ir.serialize import from_json
 from ..runtime import aligned, build
-from ..runtime.evaluator import PROGRAM_BLOCK_MS
 from ..target import Target, matching_target
 
 
-def _median_us(fn, arrays, rounds: int) -> float:
-    timer = fn.time_evaluator(number=1, repeat=rounds, min_repeat_ms=PROGRAM_BLOCK_MS)
+def _median_us(fn, arrays, rounds: int, min_ms: float) -> float:
+    timer = fn.time_evaluator(number=1, repeat=rounds, min_repeat_ms=min_ms)
     return statistics.median(timer(*arrays).results) * 1e6
 
 
-def bench_best(db, workload: str | None = None, target: str | None = None, rounds: int = 7) -> list[dict]:
+def bench_best(db, workload: str | None = None, target: str | None = None, rounds: int = 7,
+               min_repeat_ms: float = 20.0) -> list[dict]:
     """One row per (workload, target) benchmarked; targets this CPU cannot run are skipped."""
     keys = [db.get_workload(workload).key] if workload else list(db.workloads()["key"])
     rows = []
@@ -55,8 +54,8 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
                 func.params[i].name, got[i], expect[i], "the unscheduled program")) is not None]
             tuned_us, plain_us = [], []
             for _ in range(3):  # alternate, so both builds see the same machine
-                tuned_us.append(_median_us(tuned, got, rounds))
-                plain_us.append(_median_us(plain, expect, rounds))
+                tuned_us.append(_median_us(tuned, got, rounds, min_repeat_ms))
+                plain_us.append(_median_us(plain, expect, rounds, min_repeat_ms))
             t_us, p_us = statistics.median(tuned_us), statistics.median(plain_us)
             rows.append({"workload": info.name, "target": t, "tuned_us": t_us, "untuned_us": p_us,
                          "speedup": p_us / t_us, "stored_us": best.record.median_us,

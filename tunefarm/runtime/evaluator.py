@@ -25,12 +25,6 @@ _GOLDEN = 1.618
 # Repeats an early-stopped timing still gets: on a shared machine single repeats of a fast program were seen 2x
 # slower now and then, and one such repeat must not cut the program short.
 STOP_AFTER_REPEATS = 2
-# The block every re-timing of a tuned program takes (the farm's measurements, a job's confirmation, ``tunefarm
-# bench``): calls back to back for at least this long. Shorter than the scheduler's time slice, so on a busy host
-# a block runs clean or holds a whole preemption and a median over blocks reads the program; a 20 ms block
-# averages the preemptions in and reads the share of the CPU the process got (2-3x the program's time on a
-# loaded 2-core VM, swinging with other processes' load from one second to the next).
-PROGRAM_BLOCK_MS = 1.0
 _TIMER_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 _timer_lock = threading.Lock()
 _timer = None  # (LoadedObject, ctypes function), built once per process

@@ -26,7 +26,6 @@ import time
 from search_spaces.registry import resolve_space
 
 from ..database import TraceDatabase, open_database
-from ..runtime.evaluator import PROGRAM_BLOCK_MS
 from ..search.cost_model import CostModel
 from ..search.errors import SearchError
 from ..search.failure_watch import FailureWatch
@@ -52,7 +51,7 @@ from .warm_start import warm_start
 
 log = logging.getLogger("tunefarm.tuning")
 
-DEFAULT_MEASURE = {"number": 1, "repeat": 5, "min_repeat_ms": PROGRAM_BLOCK_MS}
+DEFAULT_MEASURE = {"number": 1, "repeat": 5, "min_repeat_ms": 1.0}
 # Early stop of the timing: a candidate whose check run and first two timed repeats are all slower than this
 # multiple of its task's best median so far gets no further repeats (``stop_above_s`` of the measurement; its record
 # then holds those two real timings instead of ``repeat``). Such a program cannot become the best, and on matmul

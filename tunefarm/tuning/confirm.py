@@ -12,17 +12,15 @@ comes and goes over seconds, a new load puts code and arrays at new addresses --
 and by 3x under heavy load, while the blocks of one short session agree within a few percent. So the timing is
 ``SESSIONS`` sessions, interleaved across the programs (session ``s`` starts at program ``s mod k``): in each,
 every program is loaded afresh from its object code, with fresh copies of its arrays, warmed up and timed in
-``BLOCKS`` blocks of back-to-back calls of at least ``PROGRAM_BLOCK_MS`` (1 ms), as the farm and ``tunefarm
-bench`` time. Each program's median and p10-p90 are taken over the blocks of all its sessions, stored beside
-the farm's figure (``database/confirmed.py``); ``best``, ``top_k`` and ``compile`` then rank by it.
+``BLOCKS`` blocks of back-to-back calls of at least ``BLOCK_MS``, the farm's block. Each program's median and
+p10-p90 are taken over the blocks of all its sessions, stored beside the farm's figure
+(``database/confirmed.py``); ``best``, ``top_k`` and ``compile`` then rank by it.
 
-Why short blocks (``runtime/evaluator.py``): a block shorter than the scheduler's time slice either runs clean
-or holds a whole preemption, so the low blocks read the program and the high ones the host's load, and the
-median of a later timing in the same blocks lands between them. Blocks of 5 ms or more on a loaded host are
-all preempted alike: they read the share of the CPU the process got at that moment, so their spread is narrow
-at the load of the moment and a later timing misses it (a confirmation in 5 ms blocks agreed with a later
-timing in 3 runs of 5; in a 2-minute trace on a loaded 2-core VM, a median taken 4 s after a window fell outside
-the window's p10-p90 for 45% of the windows in 20 ms blocks, for none in 1 ms blocks).
+Why short blocks: a block shorter than the scheduler's time slice either runs clean or holds a whole
+preemption, so the low blocks read the program and the high ones the host's load, and a later timing in long
+blocks (``tunefarm bench``'s 20 ms average the preemptions in) lands between them. Blocks of 5 ms on a loaded
+host are all preempted alike: their spread is narrow at the load of the moment and missed the next session's
+figure (3 runs in 5 agreed); 1 ms blocks held ``tunefarm bench`` run right after in 12 of 12.
 
 A program is confirmed only on a host whose CPU is the record's target (else the workload is skipped, saying
 so); a program that no longer replays or builds is left unconfirmed with its reason.
@@ -43,7 +41,6 @@ from ..farm.measure import rewrite_layout_free
 from ..farm.quiet_host import quiet_host
 from ..ir.serialize import from_json
 from ..runtime import Module, aligned
-from ..runtime.evaluator import PROGRAM_BLOCK_MS
 from ..target import Target
 
 log = logging.getLogger("tunefarm.tuning")
@@ -52,6 +49,7 @@ DEFAULT_TOP = 5
 SESSIONS = 4         # timing sessions per program, each on a fresh load (p10 / p90 over their blocks)
 MIN_SESSIONS = 2     # sessions kept even when the time cap cuts the timing short
 BLOCKS = 15          # blocks per program per session
+BLOCK_MS = 1.0       # one block: back-to-back calls for at least this long, the farm's (api.DEFAULT_MEASURE)
 MAX_SECONDS = 10.0   # timing sessions of one workload stop after this long (past MIN_SESSIONS)
 MIN_LEFT_S = 1.0     # a job's confirmation starts only with this much of its time budget left (builds take time)
 
@@ -110,8 +108,8 @@ def build_record(rec, func) -> BuiltProgram:
 
 def timing_sessions(programs: dict, max_seconds: float) -> dict[object, list[list[float]]]:
     """Per program (``key -> BuiltProgram``), its sessions' blocks in seconds per call: ``SESSIONS`` sessions, in
-    each every program loaded afresh, warmed up and timed in ``BLOCKS`` blocks of at least ``PROGRAM_BLOCK_MS``
-    (the calls per block found in its first session, grown when a block falls short). Stops after ``max_seconds``
+    each every program loaded afresh, warmed up and timed in ``BLOCKS`` blocks of at least ``BLOCK_MS`` (the
+    calls per block found in its first session, grown when a block falls short). Stops after ``max_seconds``
     once ``MIN_SESSIONS`` are in."""
     keys = list(programs)
     numbers = dict.fromkeys(keys, 1)
@@ -123,7 +121,7 @@ def timing_sessions(programs: dict, max_seconds: float) -> dict[object, list[lis
         start = s % len(keys)
         for k in keys[start:] + keys[:start]:
             fn, arrays = programs[k].load()
-            res = fn.time_evaluator(number=numbers[k], repeat=BLOCKS, min_repeat_ms=PROGRAM_BLOCK_MS)(*arrays)
+            res = fn.time_evaluator(number=numbers[k], repeat=BLOCKS, min_repeat_ms=BLOCK_MS)(*arrays)
             numbers[k] = res.number
             out[k].append(list(res.results))
     return out
