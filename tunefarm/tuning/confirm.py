@@ -10,17 +10,21 @@ The confirmed figure must hold what a later standalone timing of the program rea
 ``time_evaluator``). On a shared host that drifts from one timing session to the next -- other processes' load
 comes and goes over seconds, a new load puts code and arrays at new addresses -- by 2-10% on a loaded 2-core VM
 and by 3x under heavy load, while the blocks of one short session agree within a few percent. So the timing is
-``SESSIONS`` sessions, interleaved across the programs (session ``s`` starts at program ``s mod k``): in each,
-every program is loaded afresh from its object code, with fresh copies of its arrays, warmed up and timed in
-``BLOCKS`` blocks of back-to-back calls of at least ``BLOCK_MS``, the farm's block. Each program's median and
-p10-p90 are taken over the blocks of all its sessions, stored beside the farm's figure
+a series of sessions for ``WINDOW_S`` seconds, interleaved across the programs (session ``s`` starts at program
+``s mod k``): in each, every program is loaded afresh from its object code, with fresh copies of its arrays,
+warmed up and timed in ``BLOCKS`` blocks of back-to-back calls of at least ``BLOCK_MS``, the farm's block. Each
+program's median and p10-p90 are taken over the blocks of all its sessions, stored beside the farm's figure
 (``database/confirmed.py``); ``best``, ``top_k`` and ``compile`` then rank by it.
 
 Why short blocks: a block shorter than the scheduler's time slice either runs clean or holds a whole
 preemption, so the low blocks read the program and the high ones the host's load, and a later timing in long
 blocks (``tunefarm bench``'s 20 ms average the preemptions in) lands between them. Blocks of 5 ms on a loaded
-host are all preempted alike: their spread is narrow at the load of the moment and missed the next session's
-figure (3 runs in 5 agreed); 1 ms blocks held ``tunefarm bench`` run right after in 12 of 12.
+host are all preempted alike: their spread is narrow at the load of the moment and missed a later timing (3
+runs in 5 agreed). Why a window of time rather than a count of sessions: the spread must sample the load of
+more than one moment, whatever the number and speed of the programs. It does not sample the load of a later
+moment: on a host whose other users come and go over seconds, a window that happened to be quiet gives a
+narrow spread that a later timing in a busy second misses (on a loaded 2-core VM a ``tunefarm bench`` a few
+seconds later fell outside in about 1 check in 15).
 
 A program is confirmed only on a host whose CPU is the record's target (else the workload is skipped, saying
 so); a program that no longer replays or builds is left unconfirmed with its reason.
@@ -46,11 +50,10 @@ from ..target import Target
 log = logging.getLogger("tunefarm.tuning")
 
 DEFAULT_TOP = 5
-SESSIONS = 4         # timing sessions per program, each on a fresh load (p10 / p90 over their blocks)
-MIN_SESSIONS = 2     # sessions kept even when the time cap cuts the timing short
+WINDOW_S = 1.0       # sessions of one workload go on this long: the spread samples the host's load over it
+MIN_SESSIONS = 2     # sessions kept even when a time budget cuts the window short
 BLOCKS = 15          # blocks per program per session
 BLOCK_MS = 1.0       # one block: back-to-back calls for at least this long, the farm's (api.DEFAULT_MEASURE)
-MAX_SECONDS = 10.0   # timing sessions of one workload stop after this long (past MIN_SESSIONS)
 MIN_LEFT_S = 1.0     # a job's confirmation starts only with this much of its time budget left (builds take time)
 
 
@@ -106,19 +109,18 @@ def build_record(rec, func) -> BuiltProgram:
     return BuiltProgram(compile_funcs(scheduled, Target(rec.target), keep_ll=False), arrays)
 
 
-def timing_sessions(programs: dict, max_seconds: float) -> dict[object, list[list[float]]]:
-    """Per program (``key -> BuiltProgram``), its sessions' blocks in seconds per call: ``SESSIONS`` sessions, in
-    each every program loaded afresh, warmed up and timed in ``BLOCKS`` blocks of at least ``BLOCK_MS`` (the
-    calls per block found in its first session, grown when a block falls short). Stops after ``max_seconds``
-    once ``MIN_SESSIONS`` are in."""
+def timing_sessions(programs: dict, window_s: float) -> dict[object, list[list[float]]]:
+    """Per program (``key -> BuiltProgram``), its sessions' blocks in seconds per call: sessions for ``window_s``
+    (at least ``MIN_SESSIONS``), in each every program loaded afresh, warmed up and timed in ``BLOCKS`` blocks
+    of at least ``BLOCK_MS`` (the calls per block found in its first session, grown when a block falls short)."""
     keys = list(programs)
     numbers = dict.fromkeys(keys, 1)
     out: dict = {k: [] for k in keys}
     t0 = time.monotonic()
-    for s in range(SESSIONS):
-        if s >= MIN_SESSIONS and time.monotonic() - t0 > max_seconds:
-            break
+    s = 0
+    while s < MIN_SESSIONS or time.monotonic() - t0 < window_s:
         start = s % len(keys)
+        s += 1
         for k in keys[start:] + keys[:start]:
             fn, arrays = programs[k].load()
             res = fn.time_evaluator(number=numbers[k], repeat=BLOCKS, min_repeat_ms=BLOCK_MS)(*arrays)
@@ -128,7 +130,7 @@ def timing_sessions(programs: dict, max_seconds: float) -> dict[object, list[lis
 
 
 def confirm_workload(db, workload, target: str | None = None, top: int = DEFAULT_TOP,
-                     max_seconds: float = MAX_SECONDS) -> Confirmation:
+                     window_s: float = WINDOW_S) -> Confirmation:
     """Confirm the ``top`` best records of one workload on one target (see module doc) and store the figures."""
     recs = db.top_k(workload, top, target=target)
     info = db.get_workload(workload)
@@ -149,7 +151,7 @@ def confirm_workload(db, workload, target: str | None = None, top: int = DEFAULT
     if not programs:
         return out
     with quiet_host():
-        timed = timing_sessions(programs, max_seconds)
+        timed = timing_sessions(programs, window_s)
     by_id = {r.record_id: r for r in recs}
     for rid, blocks in timed.items():
         secs = [b for session in blocks for b in session]
@@ -161,8 +163,7 @@ def confirm_workload(db, workload, target: str | None = None, top: int = DEFAULT
     return out
 
 
-def confirm(db, workload=None, target: str | None = None, top: int = DEFAULT_TOP,
-            max_seconds: float = MAX_SECONDS) -> list[Confirmation]:
+def confirm(db, workload=None, target: str | None = None, top: int = DEFAULT_TOP) -> list[Confirmation]:
     """Confirm the best records of ``workload`` (every workload of the database when None) on ``target`` (each
     of its targets when None); returns what each confirmation did."""
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
@@ -171,7 +172,7 @@ def confirm(db, workload=None, target: str | None = None, top: int = DEFAULT_TOP
     out = []
     for key in keys:
         for t in ([target] if target is not None else db.targets(key)):
-            out.append(confirm_workload(db, key, t, top, max_seconds))
+            out.append(confirm_workload(db, key, t, top))
     return out
 
 
@@ -181,7 +182,7 @@ def confirm_tasks(db, keys: list[str], target: str, top: int, deadline: float | 
     records are stored already."""
     out = []
     for key in keys:
-        left = MAX_SECONDS if deadline is None else min(MAX_SECONDS, deadline - time.monotonic())
+        left = WINDOW_S if deadline is None else min(WINDOW_S, deadline - time.monotonic())
         if left < MIN_LEFT_S:
             log.info("the best of %s is not confirmed: the time budget is spent (run tunefarm confirm)", key[:10])
             continue
