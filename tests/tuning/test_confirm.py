@@ -38,8 +38,8 @@ def test_the_confirmed_best_agrees_with_a_fresh_timing_in_three_runs_of_three(fa
         assert best.confirmed is not None, "the job's best carries its confirmed figure"
         med, p10, p90 = best.confirmed
         assert best.record_id == conf.programs[0].record_id  # best ranks by the confirmed median
-        assert all(p.sessions >= confirm_mod.MIN_SESSIONS and p.samples == p.sessions * confirm_mod.BLOCKS
-                   for p in conf.programs)
+        assert all(p.sessions >= confirm_mod.MIN_SESSIONS and p.samples == 1 + (p.sessions - 1) * confirm_mod.BLOCKS
+                   for p in conf.programs)  # a 5 us program: one calibrating block, then BLOCKS per session
         row = _bench_in_a_new_process(path)
         assert row["check"] == "ok" and row["stored_us"] == pytest.approx(best.median_secs * 1e6)  # that program
         fresh = row["tuned_us"] * 1e-6

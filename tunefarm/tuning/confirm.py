@@ -12,7 +12,7 @@ comes and goes over seconds, a new load puts code and arrays at new addresses --
 and by 3x under heavy load, while the blocks of one short session agree within a few percent. So the timing is
 a series of sessions for ``WINDOW_S`` seconds, interleaved across the programs (session ``s`` starts at program
 ``s mod k``): in each, every program is loaded afresh from its object code, with fresh copies of its arrays,
-warmed up and timed in ``BLOCKS`` blocks of back-to-back calls of at least ``BLOCK_MS``, the farm's block. Each
+warmed up and timed in up to ``BLOCKS`` blocks of back-to-back calls of at least ``BLOCK_MS``, the farm's. Each
 program's median and p10-p90 are taken over the blocks of all its sessions, stored beside the farm's figure
 (``database/confirmed.py``); ``best``, ``top_k`` and ``compile`` then rank by it.
 
@@ -52,7 +52,8 @@ log = logging.getLogger("tunefarm.tuning")
 DEFAULT_TOP = 5
 WINDOW_S = 1.0       # sessions of one workload go on this long: the spread samples the host's load over it
 MIN_SESSIONS = 2     # sessions kept even when a time budget cuts the window short
-BLOCKS = 15          # blocks per program per session
+BLOCKS = 15          # blocks per program per session (fewer for a program whose call is long: SESSION_S)
+SESSION_S = 0.015    # a slow program's blocks in one session last about this long (at least one block)
 BLOCK_MS = 1.0       # one block: back-to-back calls for at least this long, the farm's (api.DEFAULT_MEASURE)
 MIN_LEFT_S = 1.0     # a job's confirmation starts only with this much of its time budget left (builds take time)
 
@@ -111,10 +112,12 @@ def build_record(rec, func) -> BuiltProgram:
 
 def timing_sessions(programs: dict, window_s: float) -> dict[object, list[list[float]]]:
     """Per program (``key -> BuiltProgram``), its sessions' blocks in seconds per call: sessions for ``window_s``
-    (at least ``MIN_SESSIONS``), in each every program loaded afresh, warmed up and timed in ``BLOCKS`` blocks
-    of at least ``BLOCK_MS`` (the calls per block found in its first session, grown when a block falls short)."""
+    (at least ``MIN_SESSIONS``), in each every program loaded afresh, warmed up and timed in blocks of at least
+    ``BLOCK_MS``. A program's first session times one block, which finds its calls per block (grown later when a
+    block falls short); later sessions time as many blocks as fit in ``SESSION_S``, from 1 to ``BLOCKS``."""
     keys = list(programs)
     numbers = dict.fromkeys(keys, 1)
+    blocks = dict.fromkeys(keys, 1)
     out: dict = {k: [] for k in keys}
     t0 = time.monotonic()
     s = 0
@@ -123,8 +126,10 @@ def timing_sessions(programs: dict, window_s: float) -> dict[object, list[list[f
         s += 1
         for k in keys[start:] + keys[:start]:
             fn, arrays = programs[k].load()
-            res = fn.time_evaluator(number=numbers[k], repeat=BLOCKS, min_repeat_ms=BLOCK_MS)(*arrays)
+            res = fn.time_evaluator(number=numbers[k], repeat=blocks[k], min_repeat_ms=BLOCK_MS)(*arrays)
             numbers[k] = res.number
+            # a block of more than one call lasts about BLOCK_MS; a program slower than that gets fewer blocks
+            blocks[k] = BLOCKS if res.number > 1 else max(1, min(BLOCKS, int(SESSION_S / min(res.results))))
             out[k].append(list(res.results))
     return out
 
