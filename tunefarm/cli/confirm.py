@@ -9,10 +9,11 @@ from .output import people_table
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("confirm", help="re-time each workload's best programs together on this quiet host",
-                       description="Re-time the K best records of each workload (or of one) in interleaved rounds "
-                                   "on this host, holding every timing slot of it (no farm worker times "
-                                   "meanwhile); store each one's median and p10-p90 spread beside the farm's "
-                                   "figure. best, top_k and compile then rank by it.")
+                       description="Re-time the K best records of each workload (or of one) on this host in "
+                                   "interleaved sessions (each program loaded afresh in each), holding every "
+                                   "timing slot of it (no farm worker times meanwhile); store each one's median "
+                                   "and p10-p90 spread over all sessions beside the farm's figure. best, top_k "
+                                   "and compile then rank by it.")
     p.add_argument("--db", required=True, help="trace database: an SQLite file or a postgresql:// URL")
     p.add_argument("--workload", help="workload key or name (default: all workloads)")
     p.add_argument("--target", help="only this target (default: each target this host's CPU can time)")
@@ -39,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
         for rid, why in c.failed.items():
             print(f"{c.workload}: record {rid} not confirmed: {why}")
         rows += [{"workload": c.workload, "target": c.target, "record_id": p.record_id, "farm_us": p.farm_secs * 1e6,
-                  "confirmed": spread_text(p.median_secs, p.p10_secs, p.p90_secs), "rounds": p.rounds}
+                  "confirmed": spread_text(p.median_secs, p.p10_secs, p.p90_secs), "sessions": p.sessions}
                  for p in c.programs]
     if rows:
-        print(people_table(rows, ["workload", "record_id", "farm_us", "confirmed", "rounds"],
+        print(people_table(rows, ["workload", "record_id", "farm_us", "confirmed", "sessions"],
                            shorten={"workload": 32}))
     return 0 if rows else 1

@@ -3,9 +3,9 @@
 The farm times each candidate once, beside whatever else the host runs; its best is the fastest of many noisy
 figures, so it is both optimistic (the winner's luck) and inflated (its neighbours). ``tuning/confirm.py``
 re-times the K best together on one quiet host and stores here, per record, the median and the p10-p90 spread
-of those rounds. ``best`` / ``top_k`` rank confirmed records first, by the confirmed median, then the others by
-the farm's (``provenance.TRUSTED_ORDER``: figures taken in different conditions are not compared); the farm's
-figure stays as it was measured.
+over the blocks of all its timing sessions. ``best`` / ``top_k`` rank confirmed records first, by the confirmed
+median, then the others by the farm's (``provenance.TRUSTED_ORDER``: figures taken in different conditions are
+not compared); the farm's figure stays as it was measured.
 """
 from __future__ import annotations
 
