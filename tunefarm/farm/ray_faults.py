@@ -298,10 +298,10 @@ class SlotFaults:
         """Neither a worker nor its host answers: the host is cut off. As for a node that left: what its
         workers ran or held is re-queued (once: ``requeue_limit``), their replies, should the link come back,
         are never read, and the farm starts no worker there again."""
-        self._node_died(node_id, None)
         mine = [s for s in self._slots if s.node_id == node_id and s.state != "dead"]
         log.warning("host %s answers neither its workers nor a ping: %d item(s) sent there go to other hosts",
                     mine[0].host if mine else node_id, sum(len(s.calls) + len(s.lost) for s in mine))
+        self._node_died(node_id, None)
         for s in mine:
             head = s.head() if s.state == "ready" else None
             lost, s.lost = s.lost, []
