@@ -134,13 +134,12 @@ class SlotFaults:
     def _call_failed(self, slot: Slot, call: Call) -> None:
         was_head = call is slot.head()
         self._remove_call(slot, call, restart_clock=False)
-        if call.killed:
-            self._finish(call.item, DoneStatus.TIMEOUT, error=call.killed, worker=slot.worker_id, host=slot.host,
-                         busy_secs=max(0.0, time.monotonic() - call.started))
-            was_head = True
-        else:  # the ping's answer (the journal) decides; without one, the head item is the suspect
-            call.suspect = was_head and not call.orphaned
-            slot.lost.append(call)
+        # the ping's answer (the journal) decides; without one, the head item is the suspect. A call the farm
+        # killed is judged by the journal too: the driver's idea of which item runs lags the actor by up to a
+        # progress query, and the killed call may have finished while a later one was the one that hung
+        call.suspect = bool(call.killed) or (was_head and not call.orphaned)
+        slot.lost.append(call)
+        was_head = was_head or bool(call.killed)
         if was_head:  # the items queued behind it never ran on the incarnation that just died
             for other in slot.calls:
                 other.orphaned = True
@@ -155,7 +154,14 @@ class SlotFaults:
         # reply died with the process): the others never started because of it, which is not held against them
         explained = journal is not None and any(c.token in journal["done"] or c.token in journal["crashed"]
                                                 for c in lost)
+        # the farm killed this process for silence or an item over budget: what it was running is that timeout
+        killed = next((c.killed for c in lost if c.killed), None)
         for call in lost:
+            if killed is not None and (journal is None and call.killed or
+                                       journal is not None and call.token in journal["crashed"]):
+                self._finish(call.item, DoneStatus.TIMEOUT, error=killed, worker=slot.worker_id, host=slot.host,
+                             busy_secs=max(0.0, time.monotonic() - call.started) if call.started else 0.0)
+                continue
             if journal is not None:  # the restarted actor's account of what its dead process did
                 done = journal["done"].get(call.token)
                 if done is not None:  # it ran; its reply died with the process
