@@ -6,6 +6,7 @@ A fourth node without the ``measure_slot`` resource checks that only nodes adver
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -150,3 +151,62 @@ def test_dashboard_metrics_are_exported_by_ray(farm, cluster):
             break
         time.sleep(2)
     assert not missing, f"the dashboard queries series Ray never exported: {sorted(missing)}"
+
+
+def _stop_on(farm, node, results: dict, cands: list, stop) -> list:
+    """Measure ``cands``; once a few came back and ``node``'s worker has items, ``stop(pid of that worker)``.
+    Returns the results in order (each index once) after checking that the stop happened."""
+    pid = next(i["pid"] for i in worker_info(farm) if i["node_id"] == node.node_id)
+    stopped = False
+    for i, r in batch.submit(farm, cands):
+        assert i not in results, "a result was returned twice"
+        results[i] = r
+        if not stopped and len(results) >= 2 and in_flight_by_node(farm).get(node.node_id, 0) > 0:
+            stop(pid)
+            stopped = True
+    assert stopped and sorted(results) == list(range(len(cands)))
+    return [results[i] for i in range(len(cands))]
+
+
+def test_a_worker_frozen_on_another_node_is_a_timeout_its_host_answering(farm, cluster):
+    """The driver's node is the head: this worker's pid is not the driver's to look at, but its host answers a
+    ping, so the worker is stuck (not cut off) and its item is a timeout."""
+    victim = cluster.worker_nodes_list[1]
+    workers = farm.num_workers
+    t0 = time.monotonic()
+    results = _stop_on(farm, victim, {}, _job(12), lambda pid: os.kill(pid, signal.SIGSTOP))
+    timeouts = [r for r in results if r.status is MeasureStatus.TIMEOUT]
+    assert len(timeouts) == 1 and "progress query" in timeouts[0].error, [r.error for r in results]
+    assert all(r.ok for r in results if r.status is not MeasureStatus.TIMEOUT), [r.error for r in results]
+    assert time.monotonic() - t0 < 90
+    assert farm.wait_ready(60.0) == workers  # the frozen actor was killed and restarted in place
+
+
+def test_a_host_that_stops_answering_has_its_items_measured_elsewhere(farm, cluster):
+    """The victim node's raylet and worker are stopped, as when its link is cut: neither the worker nor a ping
+    of its host answers, so the item in flight there is re-queued and measured on another node (ok, once), not
+    recorded as a timeout; the node gets no items again."""
+    from ray._private import ray_constants
+
+    victim = cluster.worker_nodes_list[1]
+    raylet = victim.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
+    requeued, workers = farm.stats.requeued, farm.num_workers
+    stopped = [raylet]
+
+    def cut(pid):
+        stopped.append(pid)
+        for p in stopped:
+            os.kill(p, signal.SIGSTOP)
+
+    try:
+        results = _stop_on(farm, victim, {}, _job(12), cut)
+        assert all(r.ok for r in results), [r.error for r in results]
+        assert farm.stats.requeued - requeued >= 1
+        assert farm.num_workers == workers - 1
+        assert all(r.ok for r in batch.measure(farm, _job(3)))
+        assert in_flight_by_node(farm).get(victim.node_id, 0) == 0
+    finally:
+        for p in stopped[1:]:  # (a stopped worker would not notice its raylet's end)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+        cluster.remove_node(victim, allow_graceful=False)

@@ -164,3 +164,45 @@ def test_workers_that_cannot_start_are_a_clear_farm_error(farm, tmp_path):
     bad = str(tmp_path / "no-such-dir" / "lock")
     with pytest.raises(FarmError, match="no measurement worker started.*measurement lock file.*no-such-dir"):
         RayFarm(lock_path=bad, num_workers=1, worker_cpus=0, start_timeout_s=60)
+
+
+def test_a_frozen_worker_is_charged_for_the_item_it_runs_not_for_the_one_the_driver_last_saw(local_ray, tmp_path):
+    """Two items in one actor call: the first finishes (its reply travels with the call's), the second starts,
+    and the worker is stopped before a progress query tells the driver. The farm kills the silent worker
+    believing the first runs; the restarted actor's journal says the first finished (its result is kept, it is
+    not run again) and the second was running: that one is the timeout."""
+    import os
+    import signal
+
+    from tunefarm.farm import DoneStatus, Work
+
+    ran = tmp_path / "ran.txt"
+    with RayFarm(num_workers=1, worker_cpus=0, metrics=False, inflight_per_worker=4, progress_timeout_s=3.0) as f:
+        f.put(Work("tunefarm.testing.handlers:echo", {}, timeout_s=60))
+        while not f.poll(1.0):
+            pass  # the actor is up
+        pid = worker_info(f)[0]["pid"]
+        # the actor is sent one call, and the two items put meanwhile go together in its next one
+        f.put(Work("tunefarm.testing.handlers:tally", {"path": str(ran), "tag": "before", "secs": 0.2},
+                   timeout_s=60))
+        first = f.put(Work("tunefarm.testing.handlers:tally", {"path": str(ran), "tag": "first", "secs": 0.2},
+                           timeout_s=60))
+        second = f.put(Work("tunefarm.testing.handlers:tally", {"path": str(ran), "tag": "second", "secs": 60},
+                            timeout_s=60))
+        got, deadline = {}, time.monotonic() + 60
+        while "second" not in (ran.read_text() if ran.exists() else "") and time.monotonic() < deadline:
+            got.update((d.ticket, d) for d in f.poll(0.005))
+        os.kill(pid, signal.SIGSTOP)  # the first finished; the driver has heard of neither
+        try:
+            assert first not in got, "the call's reply came before the second item ended"
+            while len(got) < 3 and time.monotonic() < deadline:
+                got.update((d.ticket, d) for d in f.poll(1.0))
+        finally:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        assert got[first].status is DoneStatus.OK and got[first].value["start"] > 0
+        assert got[second].status is DoneStatus.TIMEOUT and "stopped answering" in got[second].error
+        assert ran.read_text().split() == ["before", "first", "second"]  # none ran again
+        assert f.stats.recovered == 1

@@ -28,7 +28,6 @@ CUT_S = 60.0             # how long a host's link stays cut
 JOIN_TO_WORK_S = 10.0    # a host added mid-job runs items within this long of joining
 DRAIN_DEADLINE_S = 20    # the preemption notice: the host is killed this long after it is drained
 DRAIN_GRACE_S = 5.0      # items already running on a drained host may still finish within this long
-CUT_HOST_SLOTS = 1       # NetnsRayCluster starts one measuring worker per worker host; it runs one item at a time
 
 
 @pytest.fixture(scope="module")
@@ -79,20 +78,8 @@ class Job:
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else ""
 
-    def failed_records(self) -> list[tuple]:
-        """``(host, status, error)`` of every record that is not ok."""
-        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
-        try:
-            return con.execute("SELECT host, status, error FROM records WHERE status <> 'ok'").fetchall()
-        finally:
-            con.close()
-
-    def finish(self, timeout_s: float = 400.0, cut_host: str | None = None) -> JobAudit:
-        """Wait for the driver; check what every drill checks; the audit for the drill's own checks.
-
-        ``cut_host``: a host whose link was cut. An item in flight there when the link went is recorded as a
-        ``timeout`` once its worker has not answered a progress query (the farm cannot tell a cut link from a
-        frozen worker in time); those, at most one per worker slot of that host, are the only failures allowed."""
+    def finish(self, timeout_s: float = 400.0) -> JobAudit:
+        """Wait for the driver; check what every drill checks; the audit for the drill's own checks."""
         try:
             rc = self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -104,9 +91,7 @@ class Job:
         assert a.records == self.trials, f"budget {self.trials}, measured {a.records}"
         assert a.measured_twice == 0 and a.unhashed == 0, f"{a.measured_twice} programs measured twice"
         assert a.lost == 0, f"{a.lost} measurements lost: {a.statuses}"
-        failed = self.failed_records()
-        cut = [f for f in failed if f[0] == cut_host and f[1] == "timeout" and "progress query" in (f[2] or "")]
-        assert len(cut) <= CUT_HOST_SLOTS and failed == cut, f"a healthy program failed: {a.statuses} {failed}"
+        assert a.statuses == {"ok": self.trials}, f"a healthy program failed: {a.statuses}"
         assert driver_trials(out) == a.job_records == self.trials  # every trial the driver counted is stored
         assert a.job_status == "finished"
         return a
@@ -146,7 +131,7 @@ def test_a_host_cut_off_for_a_minute_then_restored(hosts, tmp_path):
         hosts.restore("h2")
     running = job.proc.poll() is None
     assert running and sum(during.values()) < job.trials, "the job ended before the link came back: raise its budget"
-    a = job.finish(cut_host="h2")
+    a = job.finish()  # the item in flight on h2 when its link went was measured elsewhere, not a timeout
     assert a.records_after("h1", cut) + a.records_after("h3", cut) > 0  # the job went on while h2 was away
 
 

@@ -51,17 +51,32 @@ def _probe(node_id: str, num_cpus: float, ip: str) -> dict:
     return local_node_info(node_id, num_cpus, ip).to_dict()
 
 
-_PROBE = []
+def _ping() -> bool:
+    return True
+
+
+_TASKS: dict = {}
+
+
+def _task(fn):
+    """``fn`` as a Ray task (made once per process). It reserves no CPU (``num_cpus=0``): measurement actors
+    may already hold every CPU, and a task waiting for a CPU they hold would wait forever."""
+    import ray
+
+    if fn not in _TASKS:
+        _TASKS[fn] = ray.remote(num_cpus=0, max_retries=0)(fn)
+    return _TASKS[fn]
 
 
 def probe_task():
-    """The probe as a Ray task (made once per process). It reserves no CPU (``num_cpus=0``): measurement
-    actors may already hold every CPU, and a task waiting for a CPU they hold would wait forever."""
-    import ray
+    """The probe as a Ray task (pin it to the node asked)."""
+    return _task(_probe)
 
-    if not _PROBE:
-        _PROBE.append(ray.remote(num_cpus=0, max_retries=0)(_probe))
-    return _PROBE[0]
+
+def ping_task():
+    """A task that only answers: pinned to a node, whether the node itself can be reached (a worker there
+    that does not answer is then stuck, not cut off)."""
+    return _task(_ping)
 
 
 def probe_nodes(nodes: list[dict], timeout_s: float = 120.0) -> list[NodeInfo]:

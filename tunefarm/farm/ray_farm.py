@@ -421,6 +421,8 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
                 self._slot_answered(slot, ref)
             elif kind == "progress" and call.progress_ref is ref and call in slot.calls:
                 self._progress_answered(slot, call, ref)
+            elif kind == "host" and call.host_ref is ref and call in slot.calls:
+                self._host_answered(slot, call, ref)
             else:
                 return  # superseded (answered elsewhere, or the slot was given up), or a hand-back's receipt
         self._arm(slot)

@@ -12,18 +12,27 @@ failures into outcomes:
 - an item over budget: the actor's ``progress`` is asked first (paused time is not charged), then the actor is
   ``ray.kill``ed (Ray restarts it) and the item is a TIMEOUT. An actor that does not even answer and is
   stopped (SIGSTOP) on the driver's own node is SIGKILLed as well: Ray's kill waits seconds for a process that
-  cannot answer before it sends SIGKILL itself, and the job waits that long for the item.
+  cannot answer before it sends SIGKILL itself, and the job waits that long for the item;
+- an actor on another host that does not answer: its host is pinged (a task pinned to it). If the host answers,
+  the worker is stuck (TIMEOUT, as above); if it does not either, the host is cut off (its link, or the
+  machine): a program that was never measured because its host became unreachable is no fault of the
+  program, so the host counts as a node that left (its items re-queued once, ``requeue_limit``, its late
+  replies never read, no new workers there for this farm).
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import time
 
+from .node_info import ping_task
 from .ray_slots import ANSWER_EVERY_S, Batch, Call, Slot
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
+
+log = logging.getLogger("tunefarm.farm")
 
 
 def kill_if_stopped(pid: int) -> bool:
@@ -125,13 +134,12 @@ class SlotFaults:
     def _call_failed(self, slot: Slot, call: Call) -> None:
         was_head = call is slot.head()
         self._remove_call(slot, call, restart_clock=False)
-        if call.killed:
-            self._finish(call.item, DoneStatus.TIMEOUT, error=call.killed, worker=slot.worker_id, host=slot.host,
-                         busy_secs=max(0.0, time.monotonic() - call.started))
-            was_head = True
-        else:  # the ping's answer (the journal) decides; without one, the head item is the suspect
-            call.suspect = was_head and not call.orphaned
-            slot.lost.append(call)
+        # the ping's answer (the journal) decides; without one, the head item is the suspect. A call the farm
+        # killed is judged by the journal too: the driver's idea of which item runs lags the actor by up to a
+        # progress query, and the killed call may have finished while a later one was the one that hung
+        call.suspect = bool(call.killed) or (was_head and not call.orphaned)
+        slot.lost.append(call)
+        was_head = was_head or bool(call.killed)
         if was_head:  # the items queued behind it never ran on the incarnation that just died
             for other in slot.calls:
                 other.orphaned = True
@@ -146,7 +154,14 @@ class SlotFaults:
         # reply died with the process): the others never started because of it, which is not held against them
         explained = journal is not None and any(c.token in journal["done"] or c.token in journal["crashed"]
                                                 for c in lost)
+        # the farm killed this process for silence or an item over budget: what it was running is that timeout
+        killed = next((c.killed for c in lost if c.killed), None)
         for call in lost:
+            if killed is not None and (journal is None and call.killed or
+                                       journal is not None and call.token in journal["crashed"]):
+                self._finish(call.item, DoneStatus.TIMEOUT, error=killed, worker=slot.worker_id, host=slot.host,
+                             busy_secs=max(0.0, time.monotonic() - call.started) if call.started else 0.0)
+                continue
             if journal is not None:  # the restarted actor's account of what its dead process did
                 done = journal["done"].get(call.token)
                 if done is not None:  # it ran; its reply died with the process
@@ -184,7 +199,7 @@ class SlotFaults:
             slot.batches = 0
 
     def _progress_answered(self, slot: Slot, call: Call, ref) -> None:
-        call.progress_ref = None
+        call.progress_ref = call.host_ref = None
         try:
             snap = self._ray.get(ref)
         except self._worker_errors:
@@ -246,18 +261,70 @@ class SlotFaults:
                 self._verdict(s, lost, node_alive=self._node_alive(s.node_id))
             return
         if head.progress_ref is not None:
-            if now >= head.progress_deadline:  # the actor does not even answer: it is stuck
-                head.progress_ref = None
-                why = (f"item exceeded its {head.timeout_s:g} s budget and the worker" if now - head.started >=
-                       head.timeout_s else "the worker stopped answering: it")
-                self._kill_for_timeout(s, head, f"{why} did not answer a progress query within "
-                                       f"{self.progress_timeout_s:g} s; worker killed")
-                if s.node_id == self._driver_node_id() and s.worker_id:
+            if now >= head.progress_deadline:  # the actor does not even answer: stuck, or cut off?
+                if head.host_ref is not None:  # its host did not answer either
+                    return self._host_unreachable(s.node_id)
+                if s.node_id != self._driver_node_id():
+                    return self._ask_host(s, head, now)
+                self._stuck(s, head)
+                if s.worker_id:  # (on the driver's own node: its pid is this host's)
                     kill_if_stopped(int(s.worker_id.rsplit(":", 1)[1]))
         elif now >= head.deadline:
             head.progress_ref = s.actor.progress.remote()
             head.progress_deadline = now + self.progress_timeout_s
             self._probes[head.progress_ref] = ("progress", s, head)
+
+    def _stuck(self, slot: Slot, call: Call) -> None:
+        """The worker does not answer a progress query (its host does, or it is the driver's): kill it."""
+        call.progress_ref = call.host_ref = None
+        why = (f"item exceeded its {call.timeout_s:g} s budget and the worker" if time.monotonic() - call.started
+               >= call.timeout_s else "the worker stopped answering: it")
+        self._kill_for_timeout(slot, call, f"{why} did not answer a progress query within "
+                               f"{self.progress_timeout_s:g} s; worker killed")
+
+    def _ask_host(self, slot: Slot, call: Call, now: float) -> None:
+        """The worker of another host missed its progress query: ask its host (a task pinned to it) whether it
+        can be reached, the progress query still open (a late answer settles it as well)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        strategy = NodeAffinitySchedulingStrategy(slot.node_id, soft=False)
+        call.host_ref = ping_task().options(scheduling_strategy=strategy).remote()
+        call.progress_deadline = now + self.progress_timeout_s
+        self._probes[call.host_ref] = ("host", slot, call)
+
+    def _host_answered(self, slot: Slot, call: Call, ref) -> None:
+        try:
+            self._ray.get(ref)
+        except self._worker_errors:  # the ping could not run there: the node is gone or going
+            return self._host_unreachable(slot.node_id)
+        if call.progress_ref is not None and call is slot.head():  # the host answers, its worker does not
+            self._stuck(slot, call)
+
+    def _host_unreachable(self, node_id: str) -> None:
+        """Neither a worker nor its host answers: the host is cut off. As for a node that left: what its
+        workers ran or held is re-queued (once: ``requeue_limit``), their replies, should the link come back,
+        are never read, and the farm starts no worker there again."""
+        mine = [s for s in self._slots if s.node_id == node_id and s.state != "dead"]
+        log.warning("host %s answers neither its workers nor a ping: %d item(s) sent there go to other hosts",
+                    mine[0].host if mine else node_id, sum(len(s.calls) + len(s.lost) for s in mine))
+        self._node_died(node_id, None)
+        for s in mine:
+            head = s.head() if s.state == "ready" else None
+            lost, s.lost = s.lost, []
+            for c in [*lost, *s.calls]:
+                if c.batch is not None:
+                    self._by_ref.pop(c.batch.ref, None)
+            if head is not None:
+                s.calls.remove(head)
+                if head.killed:  # already judged (a timeout) before the host went quiet
+                    self._finish(head.item, DoneStatus.TIMEOUT, error=head.killed, worker=s.worker_id,
+                                 host=s.host, busy_secs=max(0.0, time.monotonic() - head.started))
+                else:
+                    head.suspect = True
+                    lost.append(head)
+            s.ready_ref = None
+            self._kill_slot(s)
+            self._verdict(s, lost, node_alive=False)  # (re-queues the calls still on the slot as well)
 
     def _kill_for_timeout(self, slot: Slot, call: Call, why: str = "") -> None:
         call.killed = why or f"item exceeded its {call.timeout_s:g} s budget; worker killed"

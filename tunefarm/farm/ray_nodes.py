@@ -15,9 +15,12 @@ preemption or scale-down notice set):
 """
 from __future__ import annotations
 
+import logging
 import time
 
 from .node_info import NodeInfo, probe_task
+
+log = logging.getLogger("tunefarm.farm")
 
 _WATCH_EVERY_S = 1.0
 _DRAINED = (3, 4)  # NodeDeathInfo.AUTOSCALER_DRAIN_PREEMPTED, AUTOSCALER_DRAIN_IDLE (ray.nodes()'s DeathReason)
@@ -96,6 +99,8 @@ class NodeWatch:
             self._topup_due = True
 
     def _node_died(self, node_id: str, entry: dict | None) -> None:
+        if node_id not in self._dead_nodes:
+            log.warning("node %s left the cluster or cannot be reached: no more items go there", node_id)
         self._dead_nodes.add(node_id)
         if node_id in self._draining_nodes or (entry is not None and entry.get("DeathReason") in _DRAINED):
             self._preempted.add(node_id)

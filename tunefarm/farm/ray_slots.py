@@ -47,6 +47,7 @@ class Call:
     ran: bool = False              # the actor went past it (its outcome comes with its batch's reply)
     progress_ref: object = None
     progress_deadline: float = 0.0
+    host_ref: object = None        # a ping of its worker's host, while the worker misses a progress query
 
 
 class Slot:
