@@ -30,7 +30,8 @@ latency from the program hash; each search request sleeps ``--search-secs`` per 
 programs of the task drawn from a pool built before the measured jobs (dozens of actors searching for real
 would need as many cores). The driver's whole side is real: taking search replies, scoring them with the cost
 model, picking, the database, the farm. It shows whether one driver keeps that many workers busy, and what
-each trial costs the driver.
+each trial costs the driver; "items in flight" (what the job had put and not yet taken back, over the farm's
+capacity, at each trial) tells a job that has too little work to hand out from a farm that cannot take more.
 
 Timings on one host are serialized by the host measurement lock (``TUNEFARM_TIMING_SLOTS``, default 1), so on a
 small machine the real mode also shows where timing becomes the wall.
@@ -84,9 +85,11 @@ class ClockedFarm:
     def __init__(self, farm):
         self.farm = farm
         self.marks: list[float] = []
+        self.fed: list[float] = []  # items the job had put and not taken back / the farm's capacity, per trial
 
     def record_trial(self, result, task: str) -> None:
         self.marks.append(time.process_time())
+        self.fed.append(self.farm.pending / max(1, self.farm.capacity))
         self.farm.record_trial(result, task)
 
     def steady_cpu_ms(self) -> float:
@@ -110,7 +113,8 @@ def one_job(farm, workload: str, trials: int, seed: int, target, steps: str = "b
         return {"tps": r.trials / r.wall_secs, "cpu_ms": 1e3 * r.driver_cpu_secs / max(1, r.trials),
                 "steady_ms": clocked.steady_cpu_ms(),
                 "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"),
-                "best_us": r.best_latency_us, "trials": r.trials, "replayed": r.replayed / max(1, r.trials)}
+                "best_us": r.best_latency_us, "trials": r.trials, "replayed": r.replayed / max(1, r.trials),
+                "fed": statistics.median(clocked.fed) if clocked.fed else float("nan")}
 
 
 def make_farm(kind: str, n: int, target, share: float = 1.0):
@@ -207,7 +211,8 @@ def simulated(args) -> None:
                           f"(all-measuring ceiling {ideal:.1f}), workers busy {m['busy']:.2f}, "
                           f"driver {m['cpu_ms']:.2f} ms CPU per trial "
                           f"({m['steady_ms']:.2f} at steady state), "
-                          f"{m['replayed']:.0%} of measurements replayed", flush=True)
+                          f"{m['replayed']:.0%} of measurements replayed, items in flight {m['fed']:.0%} of the "
+                          "farm's capacity (median)", flush=True)
     finally:
         ray.shutdown()
         cluster.shutdown()
