@@ -28,6 +28,7 @@ from tunefarm.dashboard.study import MEDIAN_GROWTH, SLICE_CAP, Study, Tally, thr
 from tunefarm.dashboard.workload_view import TaskDetail, program
 from tunefarm.database.base import URL_SCHEMES
 from tunefarm.database.errors import DatabaseError
+from tunefarm.database.layered import merge_ranked
 
 ERROR_CHARS = 300
 
@@ -111,19 +112,12 @@ def _sample(parts: list[tuple]) -> list[tuple[int, int]]:
 
 
 def merge_top(tops: list[tuple[_Layer, list[tuple]]], k: int) -> list[tuple[_Layer, tuple]]:
-    """Each layer's ``StudyQueries.top_k`` rows, in layer order, merged as ``LayeredDatabase.top_k`` merges its
-    members' answers: a program (``program_hash``) that several layers hold is the earliest layer's record;
-    ranked by (confirmed or not, the confirmed median or else the farm's, layer, record id)."""
-    ranked, seen = [], set()
-    for layer, rows in tops:
-        for row in rows:
-            ident = row[6] or (layer.index, row[0])
-            if ident not in seen:
-                seen.add(ident)
-                conf = row[7]
-                ranked.append((conf is None, row[2] if conf is None else conf, layer.index, row[0], layer, row))
-    ranked.sort(key=lambda r: r[:4])
-    return [(r[4], r[5]) for r in ranked[:k]]
+    """Each layer's ``StudyQueries.top_k`` rows, in layer order, merged by ``LayeredDatabase.top_k``'s rule
+    (``merge_ranked``); a row's rank is ``Record.rank``'s: (not confirmed, the confirmed median or else the
+    farm's)."""
+    return [item for _, item in merge_ranked(
+        ((layer.index, [(row[6], (row[7] is None, row[2] if row[7] is None else row[7]), row[0], (layer, row))
+                        for row in rows]) for layer, rows in tops), k)]
 
 
 def merged_median(column: str, where: str, parts: list[tuple]) -> float | None:

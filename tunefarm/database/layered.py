@@ -18,6 +18,23 @@ from tunefarm.database.base import TraceDatabase
 from tunefarm.database.errors import AmbiguousTargetError, UnknownWorkloadError
 
 
+
+def merge_ranked(members, k: int) -> list[tuple[int, object]]:
+    """The ``k`` best of several members' ranked answers, as one store would rank them: ``members`` yields
+    ``(member index, [(program hash, rank, record id, item), ...])`` in member order. A program several members
+    hold is the earliest member's item (one without a hash is its own); ranked by (rank, member, record id), so a
+    tie goes to the earlier member. Returns ``(member index, item)`` pairs. The dashboard merges its studies'
+    top-k by this rule too, so that its page and ``tunefarm best`` agree."""
+    ranked, seen = [], set()
+    for i, items in members:
+        for ident, rank, rid, item in items:
+            ident = ident or (i, rid)
+            if ident not in seen:
+                seen.add(ident)
+                ranked.append((*rank, i, rid, item))
+    ranked.sort(key=lambda r: r[:-1])
+    return [(r[-3], r[-1]) for r in ranked[:k]]
+
 class LayeredDatabase(TraceDatabase):
     """``members[0]`` takes the writes; reads see every member (see module doc)."""
 
@@ -79,16 +96,9 @@ class LayeredDatabase(TraceDatabase):
     def top_k(self, workload: Any, k: int = 10, target: str | None = None) -> list:
         if target is None:  # one target for all members, or AmbiguousTargetError as a single store says
             target = _only_target(self, workload)
-        ranked, seen = [], set()
-        for i, recs in self._each("top_k", workload, k, target=target):
-            for rec in recs:
-                ident = rec.program_hash or (i, rec.record_id)
-                if ident not in seen:  # the earlier member's record of a program both hold
-                    seen.add(ident)
-                    ranked.append((*rec.rank, i, rec.record_id,
-                                   dataclasses.replace(rec, source=self.members[i].path)))
-        ranked.sort(key=lambda r: r[:4])  # a tie goes to the earlier member
-        return [r[4] for r in ranked[:k]]
+        return [dataclasses.replace(rec, source=self.members[i].path) for i, rec in merge_ranked(
+            ((i, [(rec.program_hash, rec.rank, rec.record_id, rec) for rec in recs])
+             for i, recs in self._each("top_k", workload, k, target=target)), k)]
 
     def owner(self, record) -> TraceDatabase:
         """The member a record of ``top_k`` / ``best`` came from (its ids, job included, are that member's)."""
