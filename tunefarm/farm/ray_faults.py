@@ -255,9 +255,8 @@ class SlotFaults:
                 if head.batch is not None:
                     self._by_ref.pop(head.batch.ref, None)
                 self._remove_call(s, head, restart_clock=False)
-                self._finish(head.item, DoneStatus.TIMEOUT, error=head.killed, worker=s.worker_id, host=s.host)
                 self._kill_slot(s)
-                lost, s.lost = s.lost, []
+                lost, s.lost = [*s.lost, head], []  # no journal comes: the killed head is the timeout
                 self._verdict(s, lost, node_alive=self._node_alive(s.node_id))
             return
         if head.progress_ref is not None:
@@ -314,14 +313,10 @@ class SlotFaults:
             for c in [*lost, *s.calls]:
                 if c.batch is not None:
                     self._by_ref.pop(c.batch.ref, None)
-            if head is not None:
+            if head is not None:  # (one already killed for a timeout stays that timeout: _verdict's rule)
                 s.calls.remove(head)
-                if head.killed:  # already judged (a timeout) before the host went quiet
-                    self._finish(head.item, DoneStatus.TIMEOUT, error=head.killed, worker=s.worker_id,
-                                 host=s.host, busy_secs=max(0.0, time.monotonic() - head.started))
-                else:
-                    head.suspect = True
-                    lost.append(head)
+                head.suspect = True
+                lost.append(head)
             s.ready_ref = None
             self._kill_slot(s)
             self._verdict(s, lost, node_alive=False)  # (re-queues the calls still on the slot as well)
