@@ -134,3 +134,33 @@ def test_cli_bench_retimes_the_best_kernel_against_the_unscheduled_program(tmp_p
     assert main(["bench", "--db", db, "--rounds", "3"]) == 0
     assert "speedup" in capsys.readouterr().out
     assert main(["bench", "--db", db, "--workload", "matmul-32", "--target", not_this_host()]) == 1
+
+
+def test_cli_bench_waits_while_a_farm_worker_of_this_host_times(tmp_path, capsys, monkeypatch):
+    """``tunefarm bench`` times with the whole host's timing slots, as a confirmation does: a worker's timing
+    loop in progress (its slot of the host measurement lock) holds it back until the slot is free."""
+    import threading
+    import time
+
+    from tunefarm.farm.measure_lock import ENV_VAR, HostMeasureLock
+
+    lock_path = str(tmp_path / "measure.lock")
+    monkeypatch.setenv(ENV_VAR, lock_path)
+    db = str(tmp_path / "bench.sqlite")
+    assert main(["tune", "matmul-32", "--db", db, "--farm", "local", "--workers", "1",
+                 "--target", "llvm -num-cores=1", "--seed", "1", "--trials", "2"]) == 0
+    capsys.readouterr()
+    worker = HostMeasureLock(lock_path)
+    assert worker.try_acquire()  # a farm worker of this host is timing
+    ended = []
+    bench = threading.Thread(target=lambda: ended.append((main(["bench", "--db", db, "--rounds", "2", "--format",
+                                                                 "json"]), time.monotonic())))
+    bench.start()
+    bench.join(2.0)
+    released = time.monotonic()
+    worker.release()
+    bench.join(120)
+    assert ended and ended[0][0] == 0
+    assert ended[0][1] >= released, "tunefarm bench timed while a worker held a timing slot"
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["check"] == "ok" and row["tuned_us"] > 0

@@ -3,8 +3,9 @@
 ``tunefarm bench --db tune.sqlite`` answers the question a tuning job leaves open: how fast are the stored
 winners *here and now*, and how much did tuning buy? Each workload's best record for a target this CPU can
 run is rebuilt from its trace, checked against the unscheduled program on the same inputs, and timed in
-alternating rounds with the unscheduled build (so both see the same machine noise); the table reports
-medians, the speed-up and GFLOP/s. Nothing is written to the database.
+alternating rounds with the unscheduled build (so both see the same machine noise) while it holds the host's
+timing slots (``farm/quiet_host.py``: no farm worker here times meanwhile, as for a confirmation); the table
+reports medians, the speed-up and GFLOP/s. Nothing is written to the database.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import statistics
 from ..database import best_schedule
 from ..farm.check import compare_output, make_arrays, output_params
 from ..farm.measure import rewrite_layout_free
+from ..farm.quiet_host import quiet_host
 from ..ir.serialize import from_json
 from ..runtime import aligned, build
 from ..target import Target, matching_target
@@ -53,9 +55,10 @@ def bench_best(db, workload: str | None = None, target: str | None = None, round
             problems = [p for i in output_params(func) if (p := compare_output(
                 func.params[i].name, got[i], expect[i], "the unscheduled program")) is not None]
             tuned_us, plain_us = [], []
-            for _ in range(3):  # alternate, so both builds see the same machine
-                tuned_us.append(_median_us(tuned, got, rounds, min_repeat_ms))
-                plain_us.append(_median_us(plain, expect, rounds, min_repeat_ms))
+            with quiet_host():  # no farm worker of this host times beside it, as for a confirmation
+                for _ in range(3):  # alternate, so both builds see the same machine
+                    tuned_us.append(_median_us(tuned, got, rounds, min_repeat_ms))
+                    plain_us.append(_median_us(plain, expect, rounds, min_repeat_ms))
             t_us, p_us = statistics.median(tuned_us), statistics.median(plain_us)
             rows.append({"workload": info.name, "target": t, "tuned_us": t_us, "untuned_us": p_us,
                          "speedup": p_us / t_us, "stored_us": best.record.median_us,
