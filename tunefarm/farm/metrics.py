@@ -4,8 +4,14 @@ Names start with ``tunefarm_``; Ray's exporter adds the ``ray_`` prefix, counter
 histograms ``_bucket`` / ``_sum`` / ``_count`` (see ``exported_names``, which the Grafana dashboard in
 ``dashboards/grafana_tunefarm.json`` is checked against). They are recorded by the driver from the results it
 receives, so a worker never pays for them and a lost worker loses none.
+
+Ray exports a gauge only for about 20 s after it was last set (its agent drops stale gauge series), so a best
+latency that stops improving, or a worker count that holds still, would vanish from Prometheus: a thread of
+the driver sets every gauge series again each ``REFRESH_S`` until the farm closes.
 """
 from __future__ import annotations
+
+import threading
 
 from ..runtime.measure_result import MeasureResult, MeasureStatus
 
@@ -23,6 +29,7 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 
 BUILD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]
 RUN_BUCKETS = [1e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 5e-2, 0.1, 0.5, 1.0]
+REFRESH_S = 5.0  # well inside Ray's ~20 s life of a gauge series that is not set again
 
 
 def exported_names() -> set[str]:
@@ -56,6 +63,26 @@ class FarmMetrics:
                 self._m[name] = m.Histogram(name, description=desc, boundaries=buckets, tag_keys=tags)
         self._best: dict[str, float] = {}
         self._last_gauges: dict[str, float] = {}
+        self._series: dict[tuple, float] = {}  # (gauge name, tags) -> value last set
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._refresher = threading.Thread(target=self._refresh, name="tunefarm-metrics-refresh", daemon=True)
+        self._refresher.start()
+
+    def _set(self, name: str, value: float, tags: dict | None = None) -> None:
+        with self._lock:
+            self._series[(name, tuple(sorted((tags or {}).items())))] = value
+            self._m[name].set(value, tags=tags)
+
+    def _refresh(self) -> None:
+        while not self._closed.wait(REFRESH_S):
+            with self._lock:
+                for (name, tags), value in self._series.items():
+                    self._m[name].set(value, tags=dict(tags) or None)
+
+    def close(self) -> None:
+        """Stop setting the gauges again (they age out of Prometheus as Ray's agent drops them)."""
+        self._closed.set()
 
     def trial(self, result: MeasureResult, task: str) -> None:
         self._m["tunefarm_trials"].inc(1, tags={"status": result.status.value})
@@ -67,7 +94,7 @@ class FarmMetrics:
             best = self._best.get(task)
             if best is None or med < best:
                 self._best[task] = med
-                self._m["tunefarm_best_latency_seconds"].set(med, tags={"task": task})
+                self._set("tunefarm_best_latency_seconds", med, {"task": task})
 
     def requeued(self, n: int = 1) -> None:
         self._m["tunefarm_requeued_trials"].inc(n)
@@ -80,4 +107,4 @@ class FarmMetrics:
         """Set ``tunefarm_candidates_in_flight`` or ``tunefarm_live_workers`` (skipped when unchanged)."""
         if self._last_gauges.get(name) != value:
             self._last_gauges[name] = value
-            self._m[name].set(value)
+            self._set(name, value)

@@ -525,6 +525,8 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
             if s.state != "dead":
                 self._kill_slot(s)
         self._slots = []
+        if self._metrics is not None:
+            self._metrics.close()
         if self._owns_ray and self._ray.is_initialized():
             self._ray.shutdown()
         super().close()
