@@ -13,9 +13,9 @@ failures into outcomes:
   ``ray.kill``ed (Ray restarts it) and the item is a TIMEOUT. An actor that does not even answer and is
   stopped (SIGSTOP) on the driver's own node is SIGKILLed as well: Ray's kill waits seconds for a process that
   cannot answer before it sends SIGKILL itself, and the job waits that long for the item;
-- an actor on another host that does not answer: its host is pinged (a task pinned to it). If the host answers,
-  the worker is stuck (TIMEOUT, as above); if it does not either, the host is cut off (its link, or the
-  machine): a program that was never measured because its host became unreachable is no fault of the
+- an actor on another host that does not answer: its host is pinged (a task pinned to it, ``HOST_PING_S`` to
+  answer). If the host answers, the worker is stuck (TIMEOUT, as above); if it does not either, the host is
+  cut off (its link, or the machine): a program that was never measured because its host became unreachable is no fault of the
   program, so the host counts as a node that left (its items re-queued once, ``requeue_limit``, its late
   replies never read, no new workers there for this farm).
 """
@@ -33,6 +33,11 @@ from .trial_clock import pause_limit_error
 from .work import DoneStatus
 
 log = logging.getLogger("tunefarm.farm")
+
+# How long a host has to answer the ping: the task needs a worker process there, which the node may have to
+# start first (seconds on a loaded host). A live host that answered late would be taken for a cut-off one,
+# and the frozen worker's item re-queued instead of charged as the timeout it is.
+HOST_PING_S = 20.0
 
 
 def kill_if_stopped(pid: int) -> bool:
@@ -288,7 +293,7 @@ class SlotFaults:
 
         strategy = NodeAffinitySchedulingStrategy(slot.node_id, soft=False)
         call.host_ref = ping_task().options(scheduling_strategy=strategy).remote()
-        call.progress_deadline = now + self.progress_timeout_s
+        call.progress_deadline = now + max(self.progress_timeout_s, HOST_PING_S)
         self._probes[call.host_ref] = ("host", slot, call)
 
     def _host_answered(self, slot: Slot, call: Call, ref) -> None:
