@@ -31,10 +31,11 @@ class FarmWorker:
         self._handing_back = False
 
     def info(self) -> dict:
-        """Where this actor runs and its journal (the driver's readiness check and its ping after a crash)."""
+        """Where this actor runs and its journal (the driver's readiness check and its ping after a crash; the
+        file's path for fault drills, which read it while the process is stopped)."""
         ctx = self._runtime.ctx
         return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(), "host": ctx.host,
-                "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot()}
+                "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot(), "journal_path": self._journal.path}
 
     def run(self, batch: list) -> list:
         """Run the items of ``batch`` in turn, each ``(token, handler, payload JSON, shared keys, shared

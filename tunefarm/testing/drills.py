@@ -6,10 +6,11 @@ should depend on. A job learns its workers from ``Done.worker`` (``"host:pid"``)
 from __future__ import annotations
 
 import collections
+import json
 
 
 def worker_info(farm) -> list[dict]:
-    """``{pid, node_id, host, worker, compiles, journal}`` of every ready worker of a RayFarm."""
+    """``{pid, node_id, host, worker, compiles, journal, journal_path}`` of every ready worker of a RayFarm."""
     slots = [s for s in farm._slots if s.state == "ready"]
     return farm._ray.get([s.actor.info.remote() for s in slots])
 
@@ -21,3 +22,25 @@ def in_flight_by_node(farm) -> dict[str, int]:
         if s.state != "dead":
             out[s.node_id] += len(s.calls)
     return dict(out)
+
+
+def stopped_mid_item(info: dict) -> bool:
+    """Whether the worker ``info`` (from ``worker_info``), whose process the drill has just stopped (SIGSTOP),
+    stopped inside an item: its journal (on this machine's disk, as on a one-machine test cluster) holds an item
+    that this process started and did not finish. The driver's count of a worker's items lags the worker (the
+    last one may be done, its reply on its way), so a drill that needs a worker frozen under an item checks
+    this, and lets the process go on (SIGCONT) and tries again later when it is not."""
+    mine = f"{info['pid']}-"
+    open_items: set[int] = set()
+    try:
+        with open(info["journal_path"], encoding="utf-8") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:  # a line the process is writing
+                    continue
+                if isinstance(e, dict) and str(e.get("pid", "")).startswith(mine):
+                    (open_items.discard if "result" in e else open_items.add)(e.get("token"))
+    except OSError:  # no journal yet: it never started an item
+        return False
+    return bool(open_items)
