@@ -143,8 +143,9 @@ def test_dashboard_metrics_are_exported_by_ray(farm, cluster):
 
     wanted = {m for e in exprs for m in re.findall(r"\bray_tunefarm_[a-z_]+", e)}
     assert wanted and wanted <= exported_names()
-    # all in one scrape: Ray drops a gauge series about 20 s after it was last set, and the best latency was last
-    # set when it improved, tests ago (the farm sets its gauges again every few seconds: metrics.REFRESH_S)
+    # all in one scrape, after the farm idled for longer than the ~20 s Ray keeps a gauge series that is not set
+    # again: the gauges stay because the farm sets them again every few seconds (metrics.REFRESH_S)
+    time.sleep(25)
     deadline = time.monotonic() + 60
     missing = wanted
     while time.monotonic() < deadline:
