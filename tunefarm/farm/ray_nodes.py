@@ -1,8 +1,10 @@
 """RayFarm's watch over the cluster while a job runs: nodes that join, and nodes that are drained or preempted.
 
-Once a second (while the driver waits anyway) the farm reads the node table and the draining nodes from Ray's
-GCS (``ray.nodes()``; ``get_draining_nodes``, the state that ``ray drain-node`` and the autoscaler's
-preemption or scale-down notice set):
+Once a second (while the driver waits anyway) the farm reads the draining nodes from Ray's GCS
+(``get_draining_nodes``, the state that ``ray drain-node`` and the autoscaler's preemption or scale-down notice
+set), and the node table (``ray.nodes()``) every ``_NODES_EVERY_S`` while the cluster stays as it was (every
+second while a node it found is being probed): each read is a GCS round trip that costs the driver about as
+much CPU as a trial's bookkeeping, and a node that leaves is also found at once by its workers' failures:
 
 - a node that joined is asked for its CPU (node_info.py, a task that does not wait for the farm's workers to
   finish); a node that matches the farm's target gets workers at once, one per free CPU (or as many as the
@@ -22,7 +24,8 @@ from .node_info import NodeInfo, probe_task
 
 log = logging.getLogger("tunefarm.farm")
 
-_WATCH_EVERY_S = 1.0
+_WATCH_EVERY_S = 1.0   # the draining table: a preemption notice leaves seconds
+_NODES_EVERY_S = 3.0   # the node table: a node that joins runs items well within 10 s
 _DRAINED = (3, 4)  # NodeDeathInfo.AUTOSCALER_DRAIN_PREEMPTED, AUTOSCALER_DRAIN_IDLE (ray.nodes()'s DeathReason)
 
 
@@ -31,6 +34,7 @@ class NodeWatch:
 
     def _init_node_watch(self) -> None:
         self._next_watch = time.monotonic() + _WATCH_EVERY_S
+        self._next_table = time.monotonic() + _NODES_EVERY_S
         self._node_probes: dict = {}        # probe ref -> (node id, when asked)
         self._asked_nodes: set[str] = set()  # nodes probed (or being probed)
         self._draining_nodes: set[str] = set()
@@ -42,11 +46,20 @@ class NodeWatch:
         if now < self._next_watch:
             return
         self._next_watch = now + _WATCH_EVERY_S
+        for node_id in self._draining_now():
+            if node_id not in self._draining_nodes:
+                self._drain(node_id)
+        if now >= self._next_table or self._node_probes:
+            self._read_node_table(now)
+        self._top_up()
+
+    def _read_node_table(self, now: float) -> None:
+        """Nodes that left (or died) and nodes that joined; probes that never answered are asked again."""
         try:
             table = self._ray.nodes()
         except Exception:  # noqa: BLE001 - the GCS is unreachable for a moment: look again next time
             return
-        draining = self._draining_now()
+        self._next_table = now + _NODES_EVERY_S
         for n in table:
             node_id = n["NodeID"]
             if not n.get("Alive"):
@@ -55,14 +68,10 @@ class NodeWatch:
         for n in self._matching_resource([n for n in table if n.get("Alive")]):
             if n["NodeID"] not in self._asked_nodes:
                 self._probe_node(n)
-        for node_id in draining:
-            if node_id not in self._draining_nodes:
-                self._drain(node_id)
         for ref, (node_id, asked) in list(self._node_probes.items()):
             if now - asked > self.start_timeout_s:  # never answered: forget it, ask again later
                 del self._node_probes[ref]
                 self._asked_nodes.discard(node_id)
-        self._top_up()
 
     def _draining_now(self) -> set[str]:
         from ray._private.state import state  # (private GCS accessor: the draining table has no public API)

@@ -37,6 +37,7 @@ class FarmWorker:
         return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(), "host": ctx.host,
                 "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot(), "journal_path": self._journal.path}
 
+    @ray.method(enable_task_events=False)  # (Ray's per-call task events cost the driver and tell us nothing)
     def run(self, batch: list) -> list:
         """Run the items of ``batch`` in turn, each ``(token, handler, payload JSON, shared keys, shared
         references)``; returns ``[(token, outcome dict, compiles so far), ...]`` in the same order. (One
@@ -66,7 +67,7 @@ class FarmWorker:
             os._exit(1)  # fault drill (journal.py): the process dies before Ray sends the reply
         return token, out, rt.ctx.compiles
 
-    @ray.method(concurrency_group="control")
+    @ray.method(concurrency_group="control", enable_task_events=False)
     def progress(self) -> dict:
         return self._runtime.clock.snapshot()
 

@@ -5,6 +5,9 @@ and, whenever one finishes, hands the farm the next: a *measurement* of the best
 scheduler chose, a *search request* for a task whose pool needs candidates (the search runs on the workers,
 see ``search/generate.py``), or a *training* of the cost model (on a worker too, so the search never waits for
 XGBoost; the search scores with the newest finished model and every record says which version chose it).
+Room that none of these takes (a big farm drains the pools faster than the tasks' search credit refills them)
+goes to search *ahead*: full requests beyond the credit, one in flight per worker at most, so no worker idles
+while the budget is still being handed out, and the cost model chooses among more candidates.
 
 Each measured result is handed to the job's measure callbacks (``callbacks.py``: the database record, the
 search, the cost model, the farm's metrics, the task; then the user's), once per result, in list order.
@@ -198,6 +201,22 @@ class TuningJob:
                 if isinstance(work, dict):  # searched here: the reply is ready
                     t.search_done(work, "")
                     return self._next_work(worker)
+                work.tag = functools.partial(self._searched, t, 0)
+                return work
+        return self._search_ahead()
+
+    def _search_ahead(self) -> Work | None:
+        """A search request beyond the tasks' credit, for room no measurement can take: a worker the job
+        leaves idle searches instead (more candidates for the cost model to choose from), at most one request
+        in flight per worker, and only for a task whose last reply brought something new (a used-up space
+        must run out of requests to end)."""
+        if self.submitted >= self.budget or self.draining:
+            return None
+        if sum(t.requests_in_flight for t in self.tasks) >= max(1, self.farm.num_workers):
+            return None
+        for t in self._search_order():
+            if t.fruitful and t.open() and not t.samples_here and t.local is None:
+                work = t.search_work(ahead=True)
                 work.tag = functools.partial(self._searched, t, 0)
                 return work
         return None

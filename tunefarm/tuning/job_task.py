@@ -50,6 +50,7 @@ class JobTask:
         self.samples_here = spec["space"] is None
         self.local = TaskCache(tune_task, n_cores) if posts is None else None
         self.requests_in_flight = 0
+        self.fruitful = True        # the last search reply brought new candidates (searching ahead may pay)
         self.measures_in_flight = 0
         self.search_failures = 0
         self.submitted = 0          # measurements put on the farm by this job
@@ -132,9 +133,10 @@ class JobTask:
         return self.search.credit >= REQUEST_MIN or (pool < REQUEST_MIN and self.requests_in_flight == 0)
 
     # -- search work -------------------------------------------------------------------------------------
-    def search_work(self) -> Work | dict:
-        """The next search request: a farm ``Work`` item, or (for a task searched here) its reply."""
-        n = int(min(REQUEST_MAX, max(REQUEST_MIN, self.search.credit)))
+    def search_work(self, ahead: bool = False) -> Work | dict:
+        """The next search request: a farm ``Work`` item, or (for a task searched here) its reply. ``ahead``:
+        a full request on credit (the farm has room no measurement can take)."""
+        n = REQUEST_MAX if ahead else int(min(REQUEST_MAX, max(REQUEST_MIN, self.search.credit)))
         self.search.take_credit(n)
         request = self.search.request(n)
         if self.samples_here and request.get("fresh"):
@@ -198,4 +200,6 @@ class JobTask:
                 self.fail(f"task {self.name!r}: search work failed {self.search_failures} times: {failure}")
             return 0
         self.search_failures = 0
-        return self.search.receive(reply, worker)
+        n = self.search.receive(reply, worker)
+        self.fruitful = n > 0
+        return n
