@@ -135,8 +135,7 @@ def timing_sessions(programs: dict, window_s: float) -> dict[object, list[list[f
     return out
 
 
-def confirm_workload(db, workload, target: str | None = None, top: int = DEFAULT_TOP,
-                     window_s: float = WINDOW_S) -> Confirmation:
+def confirm_workload(db, workload, target: str | None = None, top: int = DEFAULT_TOP) -> Confirmation:
     """Confirm the ``top`` best records of one workload on one target (see module doc) and store the figures."""
     recs = db.top_k(workload, top, target=target)
     info = db.get_workload(workload)
@@ -157,7 +156,7 @@ def confirm_workload(db, workload, target: str | None = None, top: int = DEFAULT
     if not programs:
         return out
     with quiet_host():
-        timed = timing_sessions(programs, window_s)
+        timed = timing_sessions(programs, WINDOW_S)
     by_id = {r.record_id: r for r in recs}
     for rid, blocks in timed.items():
         secs = [b for session in blocks for b in session]
@@ -188,12 +187,11 @@ def confirm_tasks(db, keys: list[str], target: str, top: int, deadline: float | 
     records are stored already."""
     out = []
     for key in keys:
-        left = WINDOW_S if deadline is None else min(WINDOW_S, deadline - time.monotonic())
-        if left < MIN_LEFT_S:
+        if deadline is not None and deadline - time.monotonic() < MIN_LEFT_S:
             log.info("the best of %s is not confirmed: the time budget is spent (run tunefarm confirm)", key[:10])
             continue
         try:
-            c = confirm_workload(db, key, target, top, left)
+            c = confirm_workload(db, key, target, top)
         except Exception as e:  # noqa: BLE001 - the tuning results stand without their confirmation
             log.warning("confirming the best of %s failed: %s", key[:10], f"{e}".splitlines()[0][:300])
             continue
