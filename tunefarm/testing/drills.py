@@ -6,7 +6,8 @@ should depend on. A job learns its workers from ``Done.worker`` (``"host:pid"``)
 from __future__ import annotations
 
 import collections
-import json
+
+from tunefarm.farm.journal import TrialJournal
 
 
 def worker_info(farm) -> list[dict]:
@@ -30,17 +31,6 @@ def stopped_mid_item(info: dict) -> bool:
     that this process started and did not finish. The driver's count of a worker's items lags the worker (the
     last one may be done, its reply on its way), so a drill that needs a worker frozen under an item checks
     this, and lets the process go on (SIGCONT) and tries again later when it is not."""
-    mine = f"{info['pid']}-"
-    open_items: set[int] = set()
-    try:
-        with open(info["journal_path"], encoding="utf-8") as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:  # a line the process is writing
-                    continue
-                if isinstance(e, dict) and str(e.get("pid", "")).startswith(mine):
-                    (open_items.discard if "result" in e else open_items.add)(e.get("token"))
-    except OSError:  # no journal yet: it never started an item
-        return False
-    return bool(open_items)
+    mine = f"{info['pid']}-"  # (an incarnation's journal id starts with its pid)
+    return any(str(e.get("pid", "")).startswith(mine) and "result" not in e
+               for e in TrialJournal(info["journal_path"]).entries)
