@@ -62,7 +62,6 @@ class FarmMetrics:
                 buckets = BUILD_BUCKETS if name == "tunefarm_build_seconds" else RUN_BUCKETS
                 self._m[name] = m.Histogram(name, description=desc, boundaries=buckets, tag_keys=tags)
         self._best: dict[str, float] = {}
-        self._last_gauges: dict[str, float] = {}
         self._series: dict[tuple, float] = {}  # (gauge name, tags) -> value last set
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -105,6 +104,5 @@ class FarmMetrics:
 
     def gauge(self, name: str, value: float) -> None:
         """Set ``tunefarm_candidates_in_flight`` or ``tunefarm_live_workers`` (skipped when unchanged)."""
-        if self._last_gauges.get(name) != value:
-            self._last_gauges[name] = value
+        if self._series.get((name, ())) != value:
             self._set(name, value)
