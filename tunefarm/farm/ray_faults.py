@@ -15,8 +15,8 @@ failures into outcomes:
   cannot answer before it sends SIGKILL itself, and the job waits that long for the item;
 - an actor on another host that does not answer: its host is pinged (a task pinned to it, ``HOST_PING_S`` to
   answer). If the host answers, the worker is stuck (TIMEOUT, as above); if it does not either, the host is
-  cut off (its link, or the machine): a program that was never measured because its host became unreachable is no fault of the
-  program, so the host counts as a node that left (its items re-queued once, ``requeue_limit``, its late
+  cut off (its link, or the machine): a program never measured because its host became unreachable is no
+  fault of the program, so the host counts as a node that left (its items re-queued once, ``requeue_limit``, its late
   replies never read, no new workers there for this farm).
 """
 from __future__ import annotations
