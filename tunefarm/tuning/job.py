@@ -189,23 +189,30 @@ class TuningJob:
         cap = max(2, self.farm.capacity // 2)
         for t in self._search_order():
             if t.wants_search(cap):
-                t0 = time.thread_time()
-                try:
-                    work = t.search_work()
-                except Exception as e:  # noqa: BLE001 - a space that fails in the driver ends its task
-                    t.fail(str(e))
-                    log.error("%s", e)
-                    continue
-                finally:
-                    self.search_cpu += time.thread_time() - t0
-                if isinstance(work, dict):  # searched here: the reply is ready
-                    t.search_done(work, "")
-                    return self._next_work(worker)
-                work.tag = functools.partial(self._searched, t, 0)
-                return work
-        return self._search_ahead()
+                work = self._search_request(t, worker)
+                if work is not None:
+                    return work
+        return self._search_ahead(worker)
 
-    def _search_ahead(self) -> Work | None:
+    def _search_request(self, t, worker: str | None, ahead: bool = False):
+        """Task ``t``'s next search request as farm work (its CPU counted); a task searched here gets its reply at
+        once and the worker the next work instead; None when the space fails in the driver (the task ends)."""
+        t0 = time.thread_time()
+        try:
+            work = t.search_work(ahead)
+        except Exception as e:  # noqa: BLE001 - a space that fails in the driver ends its task
+            t.fail(str(e))
+            log.error("%s", e)
+            return None
+        finally:
+            self.search_cpu += time.thread_time() - t0
+        if isinstance(work, dict):  # searched here: the reply is ready
+            t.search_done(work, "")
+            return self._next_work(worker)
+        work.tag = functools.partial(self._searched, t, 0)
+        return work
+
+    def _search_ahead(self, worker: str | None) -> Work | None:
         """A search request beyond the tasks' credit, for room no measurement can take: a worker the job
         leaves idle searches instead (more candidates for the cost model to choose from), at most one request
         in flight per worker, and only for a task whose last reply brought something new (a used-up space
@@ -216,9 +223,9 @@ class TuningJob:
             return None
         for t in self._search_order():
             if t.fruitful and t.open() and not t.samples_here and t.local is None:
-                work = t.search_work(ahead=True)
-                work.tag = functools.partial(self._searched, t, 0)
-                return work
+                work = self._search_request(t, worker, ahead=True)
+                if work is not None:
+                    return work
         return None
 
     def _pick(self, worker: str | None):
