@@ -18,7 +18,6 @@ from tunefarm.database.base import TraceDatabase
 from tunefarm.database.errors import AmbiguousTargetError, UnknownWorkloadError
 
 
-
 def merge_ranked(members, k: int) -> list[tuple[int, object]]:
     """The ``k`` best of several members' ranked answers, as one store would rank them: ``members`` yields
     ``(member index, [(program hash, rank, record id, item), ...])`` in member order. A program several members
@@ -34,6 +33,7 @@ def merge_ranked(members, k: int) -> list[tuple[int, object]]:
                 ranked.append((*rank, i, rid, item))
     ranked.sort(key=lambda r: r[:-1])
     return [(r[-3], r[-1]) for r in ranked[:k]]
+
 
 class LayeredDatabase(TraceDatabase):
     """``members[0]`` takes the writes; reads see every member (see module doc)."""
