@@ -162,7 +162,11 @@ def _stop_on(farm, node, results: dict, cands: list, stop, resume) -> list:
     """Measure ``cands``; once a few came back and ``node``'s worker has items, ``stop(pid of that worker)``.
     The driver's count of the worker's items lags the worker (its last item may be done, the reply on its way):
     when the stopped worker is not inside an item (its journal), ``resume(pid)`` and try again at the next
-    result. Returns the results in order (each index once) after checking that a stop took."""
+    result. Returns the results in order (each index once) after checking that a stop took.
+
+    About a third of the tries land between two items (the worker's last result just came back, its next item not
+    yet there), so the drills give ``_job(24)``: some 15 tries. A 12-item job once gave too few (CI: "never
+    stopped inside an item"); longer items would not help, as a loaded host's measurements then crawl."""
     info = next(i for i in worker_info(farm) if i["node_id"] == node.node_id)
     stopped = False
     for i, r in batch.submit(farm, cands):
@@ -184,7 +188,7 @@ def test_a_worker_frozen_on_another_node_is_a_timeout_its_host_answering(farm, c
     victim = cluster.worker_nodes_list[1]
     workers = farm.num_workers
     t0 = time.monotonic()
-    results = _stop_on(farm, victim, {}, _job(12), lambda pid: os.kill(pid, signal.SIGSTOP),
+    results = _stop_on(farm, victim, {}, _job(24), lambda pid: os.kill(pid, signal.SIGSTOP),
                        lambda pid: os.kill(pid, signal.SIGCONT))
     timeouts = [r for r in results if r.status is MeasureStatus.TIMEOUT]
     assert len(timeouts) == 1 and "progress query" in timeouts[0].error, [r.error for r in results]
@@ -214,7 +218,7 @@ def test_a_host_that_stops_answering_has_its_items_measured_elsewhere(farm, clus
             os.kill(p, signal.SIGCONT)
 
     try:
-        results = _stop_on(farm, victim, {}, _job(12), cut, restore)
+        results = _stop_on(farm, victim, {}, _job(24), cut, restore)
         assert all(r.ok for r in results), [r.error for r in results]
         assert farm.stats.requeued - requeued >= 1
         assert farm.num_workers == workers - 1
