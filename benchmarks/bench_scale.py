@@ -14,8 +14,9 @@ count: trials/s (median and range over the repeats), the speed-up over one worke
 driver process's whole CPU per trial (search, cost model, database and farm, every thread of the process:
 ``TuneResult.driver_cpu_secs`` over the whole job, and at steady state: from the end of the first round to the
 last trial, read from the process's CPU clock as the job records each trial), and the workers' busy fraction
-(seconds in work items / seconds alive, from the farm's own counters). Ray farms of every size live at once
-on one private local Ray, each actor reserving an equal share of the host's CPUs.
+(seconds in work items / seconds alive, from the farm's own counters), over the whole job and at steady state.
+Ray farms of every size live at once on one private local Ray, each actor reserving an equal share of the host's
+CPUs.
 
 ``--steps``: how the driver writes to the database. ``batched`` is the job as it is: a step that claims
 programs claims one more per worker ahead, so about every other step needs no transaction, and results wait
@@ -85,10 +86,12 @@ class ClockedFarm:
     def __init__(self, farm):
         self.farm = farm
         self.marks: list[float] = []
+        self.work: list[tuple[float, float]] = []  # the farm's (busy, alive) worker-seconds at each trial
         self.fed: list[float] = []  # items the job had put and not taken back / the farm's capacity, per trial
 
     def record_trial(self, result, task: str) -> None:
         self.marks.append(time.process_time())
+        self.work.append((self.farm.stats.busy_secs, self.farm.stats.worker_secs))
         self.fed.append(self.farm.pending / max(1, self.farm.capacity))
         self.farm.record_trial(result, task)
 
@@ -97,6 +100,14 @@ class ClockedFarm:
         k = min(ROUND, len(self.marks) // 4)
         n = len(self.marks) - 1 - k
         return 1e3 * (self.marks[-1] - self.marks[k]) / n if n > 0 else float("nan")
+
+    def steady_busy(self) -> float:
+        """The workers' busy fraction over the same span: a job's start (its first search round) and end (the
+        last results, the confirmation of its best) leave workers idle for the same seconds whatever its
+        length, and dominate the whole-job figure of a short job."""
+        k = min(ROUND, len(self.work) // 4)
+        (b0, a0), (b1, a1) = self.work[k], self.work[-1]
+        return (b1 - b0) / (a1 - a0) if len(self.work) > k + 1 and a1 > a0 else float("nan")
 
     def __getattr__(self, name):
         return getattr(self.farm, name)
@@ -113,6 +124,7 @@ def one_job(farm, workload: str, trials: int, seed: int, target, steps: str = "b
         return {"tps": r.trials / r.wall_secs, "cpu_ms": 1e3 * r.driver_cpu_secs / max(1, r.trials),
                 "steady_ms": clocked.steady_cpu_ms(),
                 "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"),
+                "steady_busy": clocked.steady_busy(),
                 "best_us": r.best_latency_us, "trials": r.trials, "replayed": r.replayed / max(1, r.trials),
                 "fed": statistics.median(clocked.fed) if clocked.fed else float("nan")}
 
@@ -164,7 +176,7 @@ def real(args) -> None:
 def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes: list[str]) -> None:
     print(f"\n{kind} farm")
     print(f"{'workload':<22} {'workers':>7} {'steps':>9} {'trials/s (range)':>22} {'speed-up':>9} "
-          f"{'driver ms/trial':>16} {'steady ms (range)':>18} {'busy':>6} {'replayed':>9} {'best us':>9}")
+          f"{'driver ms/trial':>16} {'steady ms (range)':>18} {'busy':>6} {'steady':>6} {'replayed':>9} {'best us':>9}")
     for wl in workloads:
         base = statistics.median(x["tps"] for x in rows[(wl, sizes[0], modes[0])])
         for n in sizes:
@@ -177,6 +189,7 @@ def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes:
                       f"{statistics.median(x['steady_ms'] for x in m):>6.2f} "
                       f"({min(x['steady_ms'] for x in m):.2f}-{max(x['steady_ms'] for x in m):.2f}) "
                       f"{statistics.median(x['busy'] for x in m):>6.2f} "
+                      f"{statistics.median(x['steady_busy'] for x in m):>6.2f} "
                       f"{statistics.median(x['replayed'] for x in m):>9.2f} "
                       f"{statistics.median(x['best_us'] for x in m):>9.2f}")
 
@@ -208,7 +221,8 @@ def simulated(args) -> None:
                     m = one_job(farm, wl, args.trials, 100 + r, target, mode)
                     ideal = n / args.build_secs
                     print(f"{wl} [{mode} steps]: {m['trials']} trials, {m['tps']:.1f} trials/s "
-                          f"(all-measuring ceiling {ideal:.1f}), workers busy {m['busy']:.2f}, "
+                          f"(all-measuring ceiling {ideal:.1f}), workers busy {m['busy']:.2f} "
+                          f"({m['steady_busy']:.2f} at steady state), "
                           f"driver {m['cpu_ms']:.2f} ms CPU per trial "
                           f"({m['steady_ms']:.2f} at steady state), "
                           f"{m['replayed']:.0%} of measurements replayed, items in flight {m['fed']:.0%} of the "
