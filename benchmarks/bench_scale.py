@@ -15,6 +15,9 @@ driver process's whole CPU per trial (search, cost model, database and farm, eve
 ``TuneResult.driver_cpu_secs`` over the whole job, and at steady state: from the end of the first round to the
 last trial, read from the process's CPU clock as the job records each trial), and the workers' busy fraction
 (seconds in work items / seconds alive, from the farm's own counters), over the whole job and at steady state.
+After the table: the driver's CPU per second while its workers run long items (``waiting_cpu``: paid every
+second whatever the trial rate, so a slow job's trials carry much of it) and the CPU per trial beyond it, which
+gives the trials/s one driver could feed.
 Ray farms of every size live at once on one private local Ray, each actor reserving an equal share of the host's
 CPUs.
 
@@ -129,6 +132,20 @@ def one_job(farm, workload: str, trials: int, seed: int, target, steps: str = "b
                 "fed": statistics.median(clocked.fed) if clocked.fed else float("nan")}
 
 
+def waiting_cpu(farm, secs: float = 6.0) -> float:
+    """The driver's CPU in ms per second while every worker of ``farm`` runs one item of ``secs`` and the driver
+    waits for them: what the farm costs per second whatever the trial rate (Ray's threads, progress queries,
+    reading the node tables). A job pays it every second, so at a few trials/s it is a large part of each trial."""
+    from tunefarm.farm import Work
+
+    left = {farm.put(Work("tunefarm.testing.handlers:pause", {"secs": secs}, timeout_s=secs + 60))
+            for _ in range(farm.num_workers)}
+    cpu0, t0 = time.process_time(), time.monotonic()
+    while left:
+        left.difference_update(d.ticket for d in farm.poll(1.0))
+    return 1e3 * (time.process_time() - cpu0) / (time.monotonic() - t0)
+
+
 def make_farm(kind: str, n: int, target, share: float = 1.0):
     """A farm of ``n`` workers; a Ray worker reserves ``share`` of a CPU (every size's farm fits at once)."""
     options = {} if kind == "local" else {"worker_cpus": share}
@@ -153,10 +170,13 @@ def real(args) -> None:
             ray.init(address="local", include_dashboard=False, log_to_driver=False)
             share = min(1.0, int(100 * cores / sum(sizes)) / 100)  # every farm's actors fit on the host's CPUs
         farms = {n: make_farm(kind, n, target, share) for n in sizes}  # all alive at once: idle workers cost nothing
+        waits: dict[int, list[float]] = {}
         try:
             for n, farm in farms.items():
                 one_job(farm, "matmul-32", 16, 0, target)  # warm-up: worker start, imports
             for r in range(args.repeats):  # round r runs every size once, so drift hits them all alike
+                for n, farm in farms.items():
+                    waits.setdefault(n, []).append(waiting_cpu(farm))
                 for wl in args.workloads:
                     for n in sizes:
                         for m in modes:
@@ -170,10 +190,11 @@ def real(args) -> None:
                 import ray
 
                 ray.shutdown()
-        report(kind, rows, args.workloads, sizes, modes)
+        report(kind, rows, args.workloads, sizes, modes, waits)
 
 
-def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes: list[str]) -> None:
+def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes: list[str],
+           waits: dict[int, list[float]]) -> None:
     print(f"\n{kind} farm")
     print(f"{'workload':<22} {'workers':>7} {'steps':>9} {'trials/s (range)':>22} {'speed-up':>9} "
           f"{'driver ms/trial':>16} {'steady ms (range)':>18} {'busy':>6} {'steady':>6} {'replayed':>9} {'best us':>9}")
@@ -192,6 +213,20 @@ def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes:
                       f"{statistics.median(x['steady_busy'] for x in m):>6.2f} "
                       f"{statistics.median(x['replayed'] for x in m):>9.2f} "
                       f"{statistics.median(x['best_us'] for x in m):>9.2f}")
+    print("\nwhat the driver costs per second while it waits (each worker running one 6 s item), and the driver's "
+          "capacity that leaves: per trial, the steady CPU less that cost's share at this job's rate; capacity = "
+          "(1000 ms - the per-second cost) / that")
+    for n in sizes:
+        wait = statistics.median(waits[n])
+        line = f"  {n} worker(s): {wait:.2f} ms/s ({min(waits[n]):.2f}-{max(waits[n]):.2f})"
+        for wl in workloads:
+            for mode in modes:
+                m = rows[(wl, n, mode)]
+                tps = statistics.median(x["tps"] for x in m)
+                per_trial = statistics.median(x["steady_ms"] for x in m) - wait / tps
+                line += (f"; {wl} {mode}: {per_trial:.2f} ms per trial beyond it, capacity "
+                         f"{(1000 - wait) / per_trial:.0f} trials/s")
+        print(line)
 
 
 def simulated(args) -> None:
