@@ -35,7 +35,8 @@ programs of the task drawn from a pool built before the measured jobs (dozens of
 would need as many cores). The driver's whole side is real: taking search replies, scoring them with the cost
 model, picking, the database, the farm. It shows whether one driver keeps that many workers busy, and what
 each trial costs the driver; "items in flight" (what the job had put and not yet taken back, over the farm's
-capacity, at each trial) tells a job that has too little work to hand out from a farm that cannot take more.
+capacity, at each trial) tells a job that has too little work to hand out from a farm that cannot take more,
+and the host's CPU (all processes, ``/proc/stat``) tells when the simulation's own processes fill the host.
 
 Timings on one host are serialized by the host measurement lock (``TUNEFARM_TIMING_SLOTS``, default 1), so on a
 small machine the real mode also shows where timing becomes the wall.
@@ -229,6 +230,14 @@ def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes:
         print(line)
 
 
+def host_cpu_secs() -> float:
+    """CPU seconds all of this host's processes have used (``/proc/stat``): in a simulated cluster, the actors,
+    raylets and GCS share the host's few cores with the driver, and may be what keeps the actors from being busy."""
+    with open("/proc/stat", encoding="ascii") as f:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def simulated(args) -> None:
     import ray
     from ray.cluster_utils import Cluster
@@ -253,7 +262,9 @@ def simulated(args) -> None:
             modes = list(STEPS) if args.steps == "both" else [args.steps]
             for wl in args.workloads:
                 for r, mode in ((r, mode) for r in range(args.repeats) for mode in modes):
+                    host0 = host_cpu_secs()
                     m = one_job(farm, wl, args.trials, 100 + r, target, mode)
+                    host = host_cpu_secs() - host0
                     ideal = n / args.build_secs
                     print(f"{wl} [{mode} steps]: {m['trials']} trials, {m['tps']:.1f} trials/s "
                           f"(all-measuring ceiling {ideal:.1f}), workers busy {m['busy']:.2f} "
@@ -261,7 +272,9 @@ def simulated(args) -> None:
                           f"driver {m['cpu_ms']:.2f} ms CPU per trial "
                           f"({m['steady_ms']:.2f} at steady state), "
                           f"{m['replayed']:.0%} of measurements replayed, items in flight {m['fed']:.0%} of the "
-                          "farm's capacity (median)", flush=True)
+                          "farm's capacity (median); the host's cores "
+                          f"{host / (m['trials'] / m['tps']) / (os.cpu_count() or 1):.0%} busy, "
+                          f"{1e3 * host / m['trials']:.1f} ms of the whole host's CPU per trial", flush=True)
     finally:
         ray.shutdown()
         cluster.shutdown()
