@@ -85,33 +85,32 @@ def driver_steps(mode: str):
 
 
 class ClockedFarm:
-    """``farm`` as the job sees it, plus the driver's CPU clock read each time the job records a trial."""
+    """``farm`` as the job sees it, plus the clocks read each time the job records a trial: the driver's CPU, the
+    wall clock and the farm's (busy, alive) worker-seconds. Steady state is from the end of the first round to the
+    last trial: a job's start (its first search round) and end (the last results, the confirmation of its best)
+    take the same seconds whatever its length, and dominate the whole-job figures of a short job."""
 
     def __init__(self, farm):
         self.farm = farm
-        self.marks: list[float] = []
-        self.work: list[tuple[float, float]] = []  # the farm's (busy, alive) worker-seconds at each trial
+        self.marks: list[tuple[float, float, float, float]] = []  # (CPU, wall, busy, alive) at each trial
         self.fed: list[float] = []  # items the job had put and not taken back / the farm's capacity, per trial
 
     def record_trial(self, result, task: str) -> None:
-        self.marks.append(time.process_time())
-        self.work.append((self.farm.stats.busy_secs, self.farm.stats.worker_secs))
+        stats = self.farm.stats
+        self.marks.append((time.process_time(), time.monotonic(), stats.busy_secs, stats.worker_secs))
         self.fed.append(self.farm.pending / max(1, self.farm.capacity))
         self.farm.record_trial(result, task)
 
-    def steady_cpu_ms(self) -> float:
-        """Driver CPU per trial from the end of the first round to the last trial."""
+    def steady(self) -> dict:
+        """Driver CPU ms per trial, trials/s and the workers' busy fraction at steady state (NaN for a job too
+        short to have one)."""
         k = min(ROUND, len(self.marks) // 4)
         n = len(self.marks) - 1 - k
-        return 1e3 * (self.marks[-1] - self.marks[k]) / n if n > 0 else float("nan")
-
-    def steady_busy(self) -> float:
-        """The workers' busy fraction over the same span: a job's start (its first search round) and end (the
-        last results, the confirmation of its best) leave workers idle for the same seconds whatever its
-        length, and dominate the whole-job figure of a short job."""
-        k = min(ROUND, len(self.work) // 4)
-        (b0, a0), (b1, a1) = self.work[k], self.work[-1]
-        return (b1 - b0) / (a1 - a0) if len(self.work) > k + 1 and a1 > a0 else float("nan")
+        if n <= 0:
+            return {"steady_ms": float("nan"), "steady_tps": float("nan"), "steady_busy": float("nan")}
+        (c0, t0, b0, a0), (c1, t1, b1, a1) = self.marks[k], self.marks[-1]
+        return {"steady_ms": 1e3 * (c1 - c0) / n, "steady_tps": n / (t1 - t0) if t1 > t0 else float("nan"),
+                "steady_busy": (b1 - b0) / (a1 - a0) if a1 > a0 else float("nan")}
 
     def __getattr__(self, name):
         return getattr(self.farm, name)
@@ -126,9 +125,7 @@ def one_job(farm, workload: str, trials: int, seed: int, target, steps: str = "b
                           database=os.path.join(d, "t.sqlite"), farm=clocked, seed=seed, progress=False)
         alive = farm.stats.worker_secs - alive0
         return {"tps": r.trials / r.wall_secs, "cpu_ms": 1e3 * r.driver_cpu_secs / max(1, r.trials),
-                "steady_ms": clocked.steady_cpu_ms(),
-                "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"),
-                "steady_busy": clocked.steady_busy(),
+                "busy": (farm.stats.busy_secs - busy0) / alive if alive > 0 else float("nan"), **clocked.steady(),
                 "best_us": r.best_latency_us, "trials": r.trials, "replayed": r.replayed / max(1, r.trials),
                 "fed": statistics.median(clocked.fed) if clocked.fed else float("nan")}
 
@@ -215,7 +212,7 @@ def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes:
                       f"{statistics.median(x['replayed'] for x in m):>9.2f} "
                       f"{statistics.median(x['best_us'] for x in m):>9.2f}")
     print("\nwhat the driver costs per second while it waits (each worker running one 6 s item), and the driver's "
-          "capacity that leaves: per trial, the steady CPU less that cost's share at this job's rate; capacity = "
+          "capacity that leaves: per trial, the steady CPU less that cost's share at the steady trial rate; capacity = "
           "(1000 ms - the per-second cost) / that")
     for n in sizes:
         wait = statistics.median(waits[n])
@@ -223,7 +220,7 @@ def report(kind: str, rows: dict, workloads: list[str], sizes: list[int], modes:
         for wl in workloads:
             for mode in modes:
                 m = rows[(wl, n, mode)]
-                tps = statistics.median(x["tps"] for x in m)
+                tps = statistics.median(x["steady_tps"] for x in m)  # (the rate of the span steady_ms is of)
                 per_trial = statistics.median(x["steady_ms"] for x in m) - wait / tps
                 line += (f"; {wl} {mode}: {per_trial:.2f} ms per trial beyond it, capacity "
                          f"{(1000 - wait) / per_trial:.0f} trials/s")
