@@ -7,6 +7,7 @@ import failure_spaces as fs
 
 import tunefarm
 from tunefarm.database import Database
+from tunefarm.search.generate import requested
 from tunefarm.tuning.api import tune_tasks
 from tunefarm.tuning.job_task import REQUEST_MAX, SEARCH_HANDLER
 
@@ -24,8 +25,7 @@ class WatchedFarm:
         asked = 0
         if work.handler == SEARCH_HANDLER:
             self._searching.add(ticket)
-            r = work.payload["request"]
-            asked = r.get("fresh", 0) + sum(k for key in ("mutate", "local") for _, k in r.get(key, ()))
+            asked = requested(work.payload["request"])
         self.put_log.append((work.handler, asked, len(self._searching)))
         return ticket
 

@@ -97,6 +97,11 @@ class TaskCache:
         return got
 
 
+def requested(request: dict) -> int:
+    """How many new programs a request asks for: its fresh samples and mutants (``designs`` are replays)."""
+    return int(request.get("fresh", 0)) + sum(int(c) for key in ("mutate", "local") for _, c in request.get(key, ()))
+
+
 def generate(cache: TaskCache, request: dict) -> dict:
     """Run one search request (see module doc); failures of single candidates are counted, not raised."""
     task = cache.task

@@ -55,12 +55,14 @@ def measure_program(payload: dict, ctx: WorkerContext) -> dict:
 def search_from_pool(payload: dict, ctx: WorkerContext) -> dict:
     """The search handler, simulated (see module doc): as many programs as the request asks for, drawn from
     the task's pool, after ``search_secs`` per program."""
+    from ..search.generate import requested  # (the search stack: a worker has it for the job's training items)
+
     request = payload["request"]
     pools = ctx.state.setdefault("tunefarm.testing.pools", {})
     pool = pools.get(payload["task"])
     if pool is None:
         pool = pools[payload["task"]] = json.loads(ctx.shared[f"simulated-pool:{payload['task']}"])
-    n = int(request.get("fresh", 0)) + sum(int(c) for key in ("mutate", "local") for _, c in request.get(key, ()))
+    n = requested(request)
     time.sleep(float(payload["search_secs"]) * n)
     rng = random.Random(f"{request.get('seed', 0)}:{ctx.worker_id}")
     rows = rng.sample(pool, min(n, len(pool)))
