@@ -32,10 +32,11 @@ class FarmWorker:
 
     def info(self) -> dict:
         """Where this actor runs and its journal (the driver's readiness check and its ping after a crash; the
-        file's path for fault drills, which read it while the process is stopped)."""
+        file and this process's id in it for fault drills, which read it while the process is stopped)."""
         ctx = self._runtime.ctx
         return {"pid": os.getpid(), "node_id": ray.get_runtime_context().get_node_id(), "host": ctx.host,
-                "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot(), "journal_path": self._journal.path}
+                "worker": ctx.worker_id, "compiles": ctx.compiles, "journal": self._journal.snapshot(),
+                "journal_path": self._journal.path, "journal_pid": self._journal.pid}
 
     @ray.method(enable_task_events=False)  # (Ray's per-call task events cost the driver and tell us nothing)
     def run(self, batch: list) -> list:

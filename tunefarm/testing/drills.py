@@ -11,7 +11,8 @@ from tunefarm.farm.journal import TrialJournal
 
 
 def worker_info(farm) -> list[dict]:
-    """``{pid, node_id, host, worker, compiles, journal, journal_path}`` of every ready worker of a RayFarm."""
+    """``{pid, node_id, host, worker, compiles, journal, journal_path, journal_pid}`` of every ready worker of a
+    RayFarm."""
     slots = [s for s in farm._slots if s.state == "ready"]
     return farm._ray.get([s.actor.info.remote() for s in slots])
 
@@ -31,6 +32,5 @@ def stopped_mid_item(info: dict) -> bool:
     that this process started and did not finish. The driver's count of a worker's items lags the worker (the
     last one may be done, its reply on its way), so a drill that needs a worker frozen under an item checks
     this, and lets the process go on (SIGCONT) and tries again later when it is not."""
-    mine = f"{info['pid']}-"  # (an incarnation's journal id starts with its pid)
-    return any(str(e.get("pid", "")).startswith(mine) and "result" not in e
+    return any(e.get("pid") == info["journal_pid"] and "result" not in e
                for e in TrialJournal(info["journal_path"]).entries)
