@@ -118,7 +118,7 @@ def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_p
     # lost_reply: measured and journalled, then the process dies before Ray sends the reply (what a crash of
     # the next queued trial can do to it); the restarted actor's journal gives the result back
     with RayFarm(lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
-        assert f.inflight_per_worker == 8
+        assert f.inflight_per_worker == 16
         cands = [sim("lost_reply", run_secs=0.003), sim("ok"), sim("segfault"), sim("ok"),
                  sim("lost_reply", run_secs=0.003), sim("segfault")]
         results = measure(f, cands)

@@ -129,7 +129,7 @@ def test_prefer_is_honoured_when_the_worker_has_room_and_not_waited_for_when_it_
 
 def test_rooms_say_which_worker_takes_the_next_item_at_once(farm):
     w1, w2 = worker_ids(farm, 2)
-    n = farm.inflight_per_worker
+    n = farm.items_per_worker  # (a RayFarm's moves with the length of the items it ran)
     assert farm.rooms() == {w1: n, w2: n}
     spins = [farm.put(Work(H + "spin", {"secs": 1.0}, prefer=w2)) for _ in range(n)]
     assert farm.rooms() == {w1: n}  # w2 holds (or has queued) its items: a put preferring it would run elsewhere
@@ -140,6 +140,7 @@ def test_rooms_say_which_worker_takes_the_next_item_at_once(farm):
         for d in farm.poll(60):
             got[d.ticket] = d
     assert got[t].worker == w1 and got[spins[0]].worker == w2  # (the second spin may move to idle w1)
+    n = farm.items_per_worker
     assert farm.rooms() == {w1: n, w2: n}
 
 

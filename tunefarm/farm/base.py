@@ -111,7 +111,7 @@ class Farm(abc.ABC):
 
     @property
     def capacity(self) -> int:
-        """Items that can run or sit queued on workers right now (live workers x ``inflight_per_worker``)."""
+        """Items that can run or sit queued on workers right now (live workers x the items each one holds)."""
         raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
     def rooms(self) -> dict[str, int]:

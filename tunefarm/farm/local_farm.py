@@ -241,6 +241,11 @@ class LocalFarm(Farm):
         return self._n
 
     @property
+    def items_per_worker(self) -> int:
+        """Items a worker holds (runs or has been sent) at most: ``inflight_per_worker``."""
+        return self.inflight_per_worker
+
+    @property
     def capacity(self) -> int:
         return self._n * self.inflight_per_worker  # dead or retired workers are replaced at once
 

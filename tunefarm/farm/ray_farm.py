@@ -1,8 +1,9 @@
 """RayFarm: run work items on long-lived Ray actors, one per CPU of every node with the job's CPU.
 
-The driver keeps a bounded number of items on each worker (``inflight_per_worker``), sent in batches of several
-items per actor call, two calls per actor: an actor call costs the driver far more CPU than an item's own
-bookkeeping, and with a second batch queued a worker starts its next item without a round trip. Replies come
+The driver keeps a bounded number of items on each worker, sent in batches of several items per actor call, two
+calls per actor: an actor call costs the driver far more CPU than an item's own bookkeeping, and with a second
+batch queued a worker starts its next item without a round trip. A call carries about half a second of work
+(batch_size.py): many short items, few long ones, at most ``inflight_per_worker`` per worker. Replies come
 back a batch at a time through ``ray.wait``; the refs waited on are kept in dicts, the budget timers in a heap
 and the workers with room in a set, so what the driver does per wake-up grows with what happened, not with
 the size of the cluster. Faults, and what the driver does about them (ray_faults.py):
@@ -38,6 +39,7 @@ import collections
 import time
 
 from .base import PRELOAD, Farm, FarmError
+from .batch_size import BatchSizer
 from .dispatch import Item, WorkQueue
 from .measure_lock import timing_slots as check_timing_slots
 from .metrics import FarmMetrics
@@ -63,9 +65,9 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     - ``target``: the CPU to measure on (a Target or string; default: the CPU with the most cores);
     - ``worker_cpus``: CPUs each actor reserves (1: actors hold their CPUs for the farm's lifetime, so plain
       Ray tasks that need a CPU wait until ``close``; use a fraction to leave room);
-    - ``max_compiles``: LLVM builds before a worker is replaced; ``inflight_per_worker``: items queued per
-      actor, sent in two batches (8: batches of 4; 2: one item per call; the journal settles which item of
-      failed batches crashed the actor);
+    - ``max_compiles``: LLVM builds before a worker is replaced; ``inflight_per_worker``: at most this many
+      items queued per actor, in two batches (16: batches of up to 8, fewer when items are long; 2: one item
+      per call; the journal settles which item of failed batches crashed the actor);
     - ``requeue_limit``: how many times an item lost with its node is re-run elsewhere (a node drained for
       preemption does not count);
     - ``timing_slots``: timing loops allowed at once per host (measure_lock.py; default: the workers'
@@ -75,7 +77,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     """
 
     def __init__(self, address: str | None = None, num_workers: int | None = None, target=None, *,
-                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 8,
+                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 16,
                  requeue_limit: int = 1, lock_path: str | None = None, pause_limit_s: float = 300.0,
                  progress_timeout_s: float = 10.0, start_timeout_s: float = 180.0, resource_wait_s: float = 15.0,
                  node_resource: str = "measure_slot", metrics: bool = True, ray_init_kwargs: dict | None = None,
@@ -109,7 +111,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
         self.start_timeout_s = start_timeout_s
         self.resource_wait_s = resource_wait_s
         self.node_resource = node_resource
-        self._batch_size = -(-inflight_per_worker // _CALLS_PER_WORKER)
+        self._sizer = BatchSizer(-(-inflight_per_worker // _CALLS_PER_WORKER))
         self._calls_per_worker = _CALLS_PER_WORKER
         self._slots: list[Slot] = []
         self._pruned = True                     # no dead slot left in _slots to drop
@@ -281,9 +283,14 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
         return self._counts["ready"] + self._counts["probing"]
 
     @property
+    def items_per_worker(self) -> int:
+        """Items a worker holds now: two calls of the current batch size, at most ``inflight_per_worker``."""
+        return min(self.inflight_per_worker, _CALLS_PER_WORKER * self._sizer.size)
+
+    @property
     def capacity(self) -> int:
         live = self._counts["ready"] + self._counts["probing"] + self._counts["starting"]
-        return live * self.inflight_per_worker
+        return live * self.items_per_worker
 
     def wait_ready(self, timeout_s: float = 60.0) -> int:
         """While nothing is pending: wait until workers restarting after a crash or timeout answer again.
@@ -327,7 +334,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     def rooms(self) -> dict[str, int]:
         out = {}
         for s in self._open:
-            room = self.inflight_per_worker - len(s.calls) - self._queue.preferring(s.worker_id)
+            room = self.items_per_worker - len(s.calls) - self._queue.preferring(s.worker_id)
             if room > 0:
                 out[s.worker_id] = room
         return out
@@ -335,11 +342,12 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     def _dispatch(self) -> None:
         """Give the open slots a batch each, the queue shared out evenly; again while both last. (The work is
         bounded by the items sent: it stops when the queue is empty.)"""
+        per_worker, batch = self.items_per_worker, self._sizer.size
         while len(self._queue) and self._open:
             share = -(-len(self._queue) // len(self._open))
             sent = False
             for s in list(self._open):
-                room = min(self._batch_size, self.inflight_per_worker - len(s.calls), share)
+                room = min(batch, per_worker - len(s.calls), share)
                 items = []
                 while len(items) < room:
                     item = self._queue.take(s.worker_id, self._has_room)
@@ -452,6 +460,10 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
                 self._queue.push(call.item, front=True)
             else:
                 self._finish_call(slot, call, out)
+        if self._sizer.observe([float(out.get("busy_secs", 0.0)) for _, out, _ in outs
+                                if out["status"] not in ("resend", "unrun")]):
+            for s in self._slots:  # the bound per worker moved: which slots take a batch now
+                self._refresh(s)
         if compiles >= self.max_compiles:
             self._retire(slot)
         if slot.draining and not slot.calls:

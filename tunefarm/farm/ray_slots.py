@@ -104,7 +104,7 @@ class SlotBook:
     def _refresh(self, slot: Slot) -> None:
         """Keep ``_open`` (the slots that take a batch now) and ``_idle`` (those with nothing) true for it."""
         if (slot.state == "ready" and not slot.retire and not slot.draining
-                and slot.batches < self._calls_per_worker and len(slot.calls) < self.inflight_per_worker):
+                and slot.batches < self._calls_per_worker and len(slot.calls) < self.items_per_worker):
             self._open[slot] = None
             if slot.calls:
                 self._idle.pop(slot, None)
