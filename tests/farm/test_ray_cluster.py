@@ -59,7 +59,9 @@ def cluster(tmp_path_factory):
 @pytest.fixture(scope="module")
 def farm(cluster, tmp_path_factory):
     lock = str(tmp_path_factory.mktemp("lock") / "lock")
-    with RayFarm(address=cluster.address, lock_path=lock, progress_timeout_s=5.0) as f:
+    # batches of up to 4 (not the default 8): the stop drills stop a worker between two of its results, so they
+    # need results to come back a few at a time (with 8, 24 items went out as one call per worker)
+    with RayFarm(address=cluster.address, lock_path=lock, progress_timeout_s=5.0, inflight_per_worker=8) as f:
         yield f
 
 
