@@ -1,4 +1,6 @@
-"""Actor calls sized by time: many short items per call, few long ones (farm/batch_size.py), on a real local Ray."""
+"""Several items per driver step: a RayFarm sizes its actor calls by time (many short items per call, few long
+ones: farm/batch_size.py, on a real local Ray); a LocalFarm's poll hands back several results while every worker
+is still fed (``LocalFarm._drive``)."""
 from __future__ import annotations
 
 import math
@@ -58,3 +60,26 @@ def test_a_ray_farm_holds_fewer_long_items_and_more_short_ones(local_ray):
         _run(farm, [Work(H + "echo", i) for i in range(80)])
         assert farm.items_per_worker == 8  # short items: back to the bound
         assert sorted(farm.rooms().values()) == [8]
+
+
+def test_a_local_farm_poll_hands_back_several_results_while_its_workers_are_fed(lock_path):
+    from tunefarm.farm import LocalFarm
+    from tunefarm.farm.local_farm import LINGER_S
+
+    with LocalFarm(num_workers=1, lock_path=lock_path, inflight_per_worker=4) as farm:
+        _run(farm, [Work(H + "echo", 0)])  # the worker is up
+        for i in range(4):
+            farm.put(Work(H + "echo", i))
+        first = farm.poll(60)
+        assert len(first) >= 2  # one result alone waited: the worker still held three items
+        rest = []
+        while farm.pending:
+            rest += farm.poll(60)
+        assert sorted(d.value["payload"] for d in first + rest) == [0, 1, 2, 3]
+        # long items: a result waits LINGER_S at most, not for the next item to end
+        assert LINGER_S < 0.5
+        for _ in range(4):
+            farm.put(Work(H + "pause", {"secs": 0.5}))
+        assert len(farm.poll(60)) == 1
+        while farm.pending:
+            farm.poll(60)

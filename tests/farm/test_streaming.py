@@ -110,9 +110,10 @@ def test_prefer_is_honoured_when_the_worker_has_room_and_not_waited_for_when_it_
     for want in (w2, w1, w2, w2, w1):  # an idle preferred worker always gets the item
         (d,) = run_all(farm, [Work(H + "echo", None, prefer=want)]).values()
         assert d.worker == want
-    # w2 full (two long spins), w1 busy but with room: an item preferring w2 goes to w1 instead of waiting
+    # w2 full (long spins), w1 busy but with room: an item preferring w2 goes to w1 instead of waiting
     t1 = farm.put(Work(H + "spin", {"secs": 0.3}, prefer=w1))
-    long = [farm.put(Work(H + "spin", {"secs": 2.0}, prefer=w2)) for _ in range(2)]
+    n = farm.items_per_worker
+    long = [farm.put(Work(H + "spin", {"secs": max(0.5, 4.0 / n)}, prefer=w2)) for _ in range(n)]
     t_echo = farm.put(Work(H + "echo", "x", prefer=w2))
     order, got = [], {}
     while farm.pending:

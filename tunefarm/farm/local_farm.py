@@ -48,6 +48,7 @@ _START_TIMEOUT_S = 120.0
 _MAX_START_FAILURES = 3
 _MAX_START_KILLS = 10  # workers SIGKILLed during start-up in a row before the farm gives up
 SILENCE_S = 10.0  # a worker running an item that said nothing for this long has stopped: it is killed
+LINGER_S = 0.1    # longest a finished item waits in poll for others while every worker is still well fed
 
 
 def _describe_exit(code: int | None) -> str:
@@ -200,13 +201,14 @@ class LocalFarm(Farm):
     - ``max_compiles``: recycle a worker after this many LLVM builds;
     - ``lock_path``: the host measurement lock file (default: measure_lock.default_lock_path());
     - ``pause_limit_s``: longest an item may stay paused (waiting for the lock or its workload's reference);
-    - ``inflight_per_worker``: items sent to a worker at once (2: it starts the next without a round trip);
+    - ``inflight_per_worker``: items sent to a worker at once (4: it starts the next without a round trip, and
+      ``poll`` hands the caller several results per call, see ``_drive``);
     - ``timing_slots``: timing loops allowed at once on this host (measure_lock.py; default: the workers'
       ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on).
     """
 
     def __init__(self, num_workers: int | None = None, target=None, max_compiles: int = 500,
-                 lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 2,
+                 lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 4,
                  timing_slots: int | None = None):
         super().__init__()
         self._target = as_target(target or None)  # no target (None, "") is this host
@@ -350,15 +352,32 @@ class LocalFarm(Farm):
 
     # ------------------------------------------------------------------ the event loop
     def _drive(self, timeout_s: float | None) -> None:
+        """Wait for finished items; return once the caller has something to do about them: some worker is down
+        to half of its items (it wants more), the first result has waited ``LINGER_S``, or ``timeout_s`` is over.
+        While every worker still holds more, a result waits (briefly) for the next ones: a job's step (refill,
+        claim, store) then serves several results instead of one, and no worker idles for it."""
         end = None if timeout_s is None else time.monotonic() + timeout_s
+        linger_until = None
         self._ensure_workers()
         self._dispatch()
         while True:
-            self._wait_and_handle(end)
+            self._wait_and_handle(end if linger_until is None or (end is not None and end < linger_until)
+                                  else linger_until)
             self._ensure_workers()
             self._dispatch()
-            if self._finished or (end is not None and time.monotonic() >= end):
+            now = time.monotonic()
+            if self._finished:
+                linger_until = linger_until or now + LINGER_S
+                if now >= linger_until or self._wants_more():
+                    return
+            if end is not None and now >= end:
                 return
+
+    def _wants_more(self) -> bool:
+        """A worker that takes items holds at most half of ``inflight_per_worker`` (or nothing takes items)."""
+        half = self.inflight_per_worker // 2
+        open_workers = [w for w in self._workers if self._open(w)]
+        return not open_workers or any(len(w.sent) <= half for w in open_workers)
 
     def _wait_and_handle(self, end: float | None) -> None:
         times = [d for w in self._workers if (d := w.deadline(self.pause_limit_s)) is not None]
