@@ -30,7 +30,8 @@ def test_tune_stops_a_task_whose_first_rounds_fail_alike_and_raises_its_error(tm
     assert message.startswith("task 'erf16' stopped after 8 trials, all failed with the same error: " + ERROR)
     assert "erf is supported for float32/float64" in message and "\n" not in message
     db = Database(path)
-    assert 8 <= db.count_records() <= 12  # two rounds, and at most the round already on its way: not 64
+    # two rounds, and at most what was already on its way when the task stopped (the farm's capacity): not 64
+    assert 8 <= db.count_records() <= 8 + farm.capacity
     assert set(db.records().status.astype(str)) == {"build_error"}
     assert list(db.jobs().status) == ["finished_with_errors"]
 
