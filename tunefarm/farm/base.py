@@ -110,8 +110,13 @@ class Farm(abc.ABC):
         """How many workers run items in parallel right now."""
 
     @property
+    def items_per_worker(self) -> int:
+        """Items one worker holds (runs or has queued) at most right now: ``rooms`` and ``capacity`` count them."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream work items")
+
+    @property
     def capacity(self) -> int:
-        """Items that can run or sit queued on workers right now (live workers x the items each one holds)."""
+        """Items that can run or sit queued on workers right now (live workers x ``items_per_worker``)."""
         raise NotImplementedError(f"{type(self).__name__} does not stream work items")
 
     def rooms(self) -> dict[str, int]:

@@ -249,7 +249,7 @@ class LocalFarm(Farm):
 
     @property
     def capacity(self) -> int:
-        return self._n * self.inflight_per_worker  # dead or retired workers are replaced at once
+        return self._n * self.items_per_worker  # dead or retired workers are replaced at once
 
     @property
     def worker_pids(self) -> list[int]:

@@ -285,7 +285,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     @property
     def items_per_worker(self) -> int:
         """Items a worker holds now: two calls of the current batch size, at most ``inflight_per_worker``."""
-        return min(self.inflight_per_worker, _CALLS_PER_WORKER * self._sizer.size)
+        return min(self.inflight_per_worker, self._calls_per_worker * self._sizer.size)
 
     @property
     def capacity(self) -> int:
