@@ -361,8 +361,7 @@ class LocalFarm(Farm):
         self._ensure_workers()
         self._dispatch()
         while True:
-            self._wait_and_handle(end if linger_until is None or (end is not None and end < linger_until)
-                                  else linger_until)
+            self._wait_and_handle(min((t for t in (end, linger_until) if t is not None), default=None))
             self._ensure_workers()
             self._dispatch()
             now = time.monotonic()
