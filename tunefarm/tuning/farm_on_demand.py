@@ -18,6 +18,7 @@ from .limits import check_workers
 
 class FarmOnDemand:
     """Duck-types a ``tunefarm.farm.Farm`` (``target``, ``put`` / ``poll`` / ``pending`` / ``capacity``,
+    ``items_per_worker``,
     ``abandon``, ``num_workers``, ``stats``, ``close``); ``started`` says whether the real farm
     exists yet."""
 
@@ -66,6 +67,10 @@ class FarmOnDemand:
     @property
     def capacity(self) -> int:
         return self._get().capacity
+
+    @property
+    def items_per_worker(self) -> int:
+        return self._get().items_per_worker
 
     def rooms(self) -> dict[str, int]:
         return {} if self._farm is None else self._farm.rooms()
