@@ -241,3 +241,57 @@ def test_a_cost_model_is_created_by_name():
     assert model.seed == 3 and model.min_train_samples == 8 and not model.is_trained
     with pytest.raises(ValueError, match="unknown cost model 'lightgbm'"):
         create("lightgbm")
+
+
+def test_a_worker_that_kept_the_samples_is_sent_only_the_new_ones_and_serves_the_same_model():
+    from tunefarm.farm.trial_clock import TrialClock
+    from tunefarm.farm.work import WorkerContext
+    from tunefarm.tuning.handlers import train
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(96, FEATURE_LEN)).astype(np.float32)
+    lat = list(1e-3 * np.exp(-x[:, 0]))
+    lat[7] = None
+    groups = ["a", "b"] * 48
+    full, incremental = XGBCostModel(seed=3), XGBCostModel(seed=3)
+    ctx = WorkerContext("w0", None, TrialClock())
+    wire = lambda p: json.loads(json.dumps(p))  # noqa: E731 - plain JSON, what crosses the wire
+    for start, end in ((0, 48), (48, 64), (64, 96)):
+        for m in (full, incremental):
+            m.add(x[start:end], groups[start:end], lat[start:end])
+        sent = incremental.training_payload(start)
+        assert sent["since"] == start and sent["n"] == incremental.n_samples - start  # only the new rows
+        assert len(sent["groups"]) == len(sent["latencies"]) == sent["n"]
+        got = train(wire(sent), ctx)
+        assert got["n"] == incremental.n_samples  # the worker trained on all of them
+        incremental.install(wire(got))
+        full.install(wire(fit(wire(full.training_payload()))))
+        np.testing.assert_array_equal(full.predict(x), incremental.predict(x))
+        assert full.metrics.as_dict() == incremental.metrics.as_dict()
+
+
+def test_a_worker_without_the_earlier_samples_says_how_many_it_holds():
+    from tunefarm.farm.trial_clock import TrialClock
+    from tunefarm.farm.work import WorkerContext
+    from tunefarm.tuning.handlers import train
+
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(40, FEATURE_LEN)).astype(np.float32)
+    model = XGBCostModel(seed=1)
+    model.add(x[:24], ["w"] * 24, list(1e-3 * np.exp(-x[:24, 0])))
+    first = model.training_payload()
+    model.add(x[24:], ["w"] * 16, list(1e-3 * np.exp(-x[24:, 0])))
+    fresh = WorkerContext("w1", None, TrialClock())
+    assert train(model.training_payload(24), fresh) == {"missing": 0}  # a worker that never saw the first 24
+    kept = WorkerContext("w2", None, TrialClock())
+    assert train(first, kept)["n"] == 24
+    assert train(model.training_payload(30), kept) == {"missing": 24}  # a since it does not hold
+    assert train(model.training_payload(24), kept)["n"] == 40
+    tail = model.training_payload(10)  # it holds more than 10: its first 10 and these are every sample
+    whole = dict(model.training_payload(0), settings=tail["settings"])
+    assert train(tail, kept) == fit(whole)
+    assert train(model.training_payload(0), kept)["n"] == 40  # every sample: taken anywhere, replacing the set
+    with pytest.raises(ValueError, match="since 0"):
+        fit(model.training_payload(24))
+    with pytest.raises(CostModelError, match="since"):
+        model.training_payload(41)

@@ -42,6 +42,7 @@ import json
 import logging
 import math
 import os
+import uuid
 
 import numpy as np
 
@@ -106,8 +107,9 @@ class CostModel(abc.ABC):
         """Enough new samples since the last training."""
 
     @abc.abstractmethod
-    def training_payload(self) -> dict:
-        """The samples and settings, as plain data for a worker to train on."""
+    def training_payload(self, since: int = 0) -> dict:
+        """The samples from number ``since`` on (a worker holds the earlier ones) and the settings, as plain data
+        for a worker to train on."""
 
     @abc.abstractmethod
     def install(self, result: dict):
@@ -133,7 +135,9 @@ class XGBCostModel(CostModel):
         self.rounds = rounds
         self._rng = np.random.default_rng(seed)
         self._x: list[np.ndarray] = []
-        self._groups: list[str] = []
+        self._group_index: dict[str, int] = {}  # workload key -> its id in payloads (order of first appearance)
+        self._group_ids: list[int] = []
+        self.uid = uuid.uuid4().hex            # names this model's samples on the workers that keep them
         self._lat: list[float] = []  # seconds; inf for failures
         self._successes = 0
         self._trained_on = 0         # samples the installed model (or the one being trained) saw
@@ -169,7 +173,7 @@ class XGBCostModel(CostModel):
                                  f"{len(latencies)} latencies; they must match")
         for row, g, lat in zip(feats, groups, latencies):
             self._x.append(row)
-            self._groups.append(str(g))
+            self._group_ids.append(self._group_index.setdefault(str(g), len(self._group_index)))
             self._lat.append(math.inf if lat is None or not math.isfinite(lat) or lat <= 0 else float(lat))
             self._successes += math.isfinite(self._lat[-1])
 
@@ -193,14 +197,20 @@ class XGBCostModel(CostModel):
             return False
         return self.new_samples >= RETRAIN_EVERY or (not self.is_trained and self.new_samples > 0)
 
-    def training_payload(self) -> dict:
-        """Every sample and the settings, as plain data for ``model_training.fit`` (on a worker or here)."""
-        x = np.ascontiguousarray(np.stack(self._x), dtype=np.float32)
-        keys = {k: i for i, k in enumerate(dict.fromkeys(self._groups))}
+    def training_payload(self, since: int = 0) -> dict:
+        """The samples from number ``since`` on and the settings, as plain data for ``model_training.fit`` (on a
+        worker or here). ``since`` > 0 sends only what was added after an earlier payload of this model (named by
+        ``samples``, its ``uid``): a worker that kept the earlier ones adds these (``model_training.TrainingSets``),
+        so a retraining does not send every sample again."""
+        if not 0 <= since <= len(self._x):
+            raise CostModelError(f"since must be in [0, {len(self._x)}], got {since!r}")
+        rows = self._x[since:]
+        x = (np.ascontiguousarray(np.stack(rows), dtype=np.float32) if rows
+             else np.zeros((0, FEATURE_LEN), dtype=np.float32))
         self._trained_on = len(self._x)
-        return {"n": len(x), "x": base64.b64encode(x.tobytes()).decode("ascii"),
-                "groups": [keys[g] for g in self._groups],
-                "latencies": [v if math.isfinite(v) else None for v in self._lat],
+        return {"samples": self.uid, "since": since, "n": len(x), "x": base64.b64encode(x.tobytes()).decode("ascii"),
+                "groups": self._group_ids[since:],
+                "latencies": [v if math.isfinite(v) else None for v in self._lat[since:]],
                 "settings": {"objective": self.objective, "seed": self.seed, "nthread": 1, "rounds": self.rounds,
                              "folds": FOLDS, "top_k": TOP_K,
                              "fold_seed": int(self._rng.integers(1 << 31))}}

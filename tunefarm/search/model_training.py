@@ -3,7 +3,8 @@
 ``fit(payload)`` takes what ``XGBCostModel.training_payload()`` packs (float32 feature rows, workload groups,
 latencies, settings) and returns the booster in XGBoost's own binary format (base64) with the quality metrics.
 It runs on a farm worker during a tuning job, so training never blocks the search (or in the calling process
-through ``XGBCostModel.train``). The modelling choices (labels, log targets, 5-fold cross-validation, fixed
+through ``XGBCostModel.train``); on a worker, ``TrainingSets`` keeps the samples so that a retraining is sent only
+the new ones. The modelling choices (labels, log targets, 5-fold cross-validation, fixed
 boosting rounds) are explained in ``cost_model.py``.
 """
 from __future__ import annotations
@@ -160,15 +161,31 @@ def _cross_validate(params, s, x, y, gid, fold) -> ModelMetrics:
 
 
 def fit(payload: dict) -> dict:
-    """Cross-validate (the metrics), then boost the serving model on every sample.
+    """Cross-validate (the metrics), then boost the serving model on every sample of a whole payload
+    (``since`` 0).
 
     Returns ``{"model": base64 of the booster (XGBoost UBJSON), "metrics": ModelMetrics as a dict, "n": samples}``.
     """
-    s = payload["settings"]
+    if payload.get("since", 0):
+        raise ValueError(f"fit needs every sample (since 0); this payload starts at sample {payload['since']!r}")
+    x, lat, gid = decode_samples(payload)
+    return fit_samples(x, lat, gid, payload["settings"])
+
+
+def decode_samples(payload: dict) -> tuple:
+    """The payload's feature rows (float32), latencies (inf for a failure) and workload group ids."""
     n = int(payload["n"])
     x = np.frombuffer(base64.b64decode(payload["x"]), dtype=np.float32).reshape(n, -1)
     lat = np.asarray([math.inf if v is None else v for v in payload["latencies"]], dtype=np.float64)
     gid = np.asarray(payload["groups"], dtype=np.int64)
+    if len(lat) != n or len(gid) != n:
+        raise ValueError(f"a training payload of {n} feature rows has {len(lat)} latencies and {len(gid)} groups")
+    return x, lat, gid
+
+
+def fit_samples(x: np.ndarray, lat: np.ndarray, gid: np.ndarray, s: dict) -> dict:
+    """``fit`` on decoded samples."""
+    n = len(x)
     y = labels(lat, gid)
     params = booster_params(s["objective"], s["seed"], s["nthread"])
     if n >= s["folds"] * MIN_PER_FOLD:
@@ -178,3 +195,41 @@ def fit(payload: dict) -> dict:
     booster = _boost(params, s["rounds"], s["objective"], x, y, gid)
     raw = booster.save_raw(raw_format="ubj")
     return {"model": base64.b64encode(bytes(raw)).decode("ascii"), "metrics": metrics.as_dict(), "n": n}
+
+
+class TrainingSets:
+    """The samples a worker was sent for each model (by ``payload["samples"]``), so that a retraining sends only
+    the samples added since (``XGBCostModel.training_payload(since)``). Re-sending all of them each time was
+    most of what training cost the driver: packing, encoding and shipping a payload that grows with the job.
+
+    A worker keeps the sets of the last ``keep`` models (a job has one; more are earlier jobs'). ``fit`` answers
+    ``{"missing": k}`` (k: the samples it holds) when it lacks some of the samples before ``since`` (it started
+    after they were sent): the job then sends them all.
+    """
+
+    def __init__(self, keep: int = 2):
+        self.keep = keep
+        self._sets: dict[str, tuple] = {}
+
+    def held(self, uid: str) -> int:
+        got = self._sets.get(uid)
+        return 0 if got is None else len(got[0])
+
+    def fit(self, payload: dict) -> dict:
+        uid, since = payload.get("samples"), int(payload.get("since", 0))
+        if since < 0:
+            raise ValueError(f"a training payload's since must be >= 0, got {since!r}")
+        if uid is None:
+            return fit(payload)
+        if since > self.held(uid):
+            return {"missing": self.held(uid)}
+        x, lat, gid = decode_samples(payload)
+        if since:  # (it may hold more than ``since``: samples are only ever appended, so those are the same)
+            old_x, old_lat, old_gid = self._sets.pop(uid)
+            x, lat, gid = (np.concatenate([old_x[:since], x]), np.concatenate([old_lat[:since], lat]),
+                           np.concatenate([old_gid[:since], gid]))
+        self._sets.pop(uid, None)
+        self._sets[uid] = (x, lat, gid)  # the newest last
+        while len(self._sets) > self.keep:
+            self._sets.pop(next(iter(self._sets)))
+        return fit_samples(x, lat, gid, payload["settings"])

@@ -8,7 +8,8 @@ workload, the space, the programs this worker produced) and the measurer, so:
 - ``search`` runs a search request (``search.generate``) for a task;
 - ``measure`` measures a picked program, taking its scheduled function from the task's cache when this worker
   produced it (the driver sends the work there when it can), and replaying its trace only otherwise;
-- ``train`` fits the cost model on the packed samples (``search.model_training.fit``).
+- ``train`` fits the cost model on the packed samples (``search.model_training.fit``), adding them to those this
+  worker kept from the model's earlier payloads (``TrainingSets``).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ..database.provenance import cpu_model
 from ..farm.measure import MeasureSettings, worker_measurer
 from ..runtime.measure_result import MeasureResult
 from ..search.generate import TaskCache, generate
-from ..search.model_training import fit
+from ..search.model_training import TrainingSets
 
 TASKS_PER_WORKER = 16  # rebuilt tasks a worker keeps (a model has a few; more than this is a new job)
 
@@ -66,5 +67,9 @@ def measure(payload: dict, ctx) -> dict:
 
 
 def train(payload: dict, ctx) -> dict:
-    """Fit the cost model on the samples ``XGBCostModel.training_payload`` packed."""
-    return fit(payload)
+    """Fit the cost model on the samples ``XGBCostModel.training_payload`` packed (and, for a payload that sends
+    only new samples, those this worker kept); ``{"missing": k}`` when it holds only ``k`` of the earlier ones."""
+    sets = ctx.state.get("tunefarm.training")
+    if sets is None:
+        sets = ctx.state["tunefarm.training"] = TrainingSets()
+    return sets.fit(payload)

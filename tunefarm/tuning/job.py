@@ -76,6 +76,7 @@ class TuningJob:
         self.submitted = 0
         self.new_trials = 0
         self.training = False
+        self.samples_held: dict = {}  # worker -> samples of the model it keeps (a training sends only what they lack)
         self.draining = False
         self.current: JobTask | None = None
         self.current_picks = 0
@@ -140,7 +141,8 @@ class TuningJob:
             picks = []
             while free > 0:
                 worker = max(rooms, key=rooms.get) if rooms else None
-                item = self._reserved_for(worker) or self._next_work(worker) or self._reserved_for(worker, True)
+                item = (self._training(worker) or self._reserved_for(worker) or self._next_work(worker)
+                        or self._reserved_for(worker, True))
                 if item is None:
                     break
                 free -= 1
@@ -182,12 +184,8 @@ class TuningJob:
         return out
 
     def _next_work(self, worker: str | None):
-        """Training, a pick to measure ``(task, candidate)`` (claimed later), or a search request; None if
+        """A pick to measure ``(task, candidate)`` (claimed later), or a search request; None if
         nothing."""
-        if not self.training and self.model.wants_training():
-            self.training = True
-            return Work(TRAIN_HANDLER, self.model.training_payload(), timeout_s=TRAIN_TIMEOUT_S,
-                        tag=self._trained)
         pick = self._pick(worker)
         if pick is not None:
             return pick
@@ -198,6 +196,30 @@ class TuningJob:
                 if work is not None:
                     return work
         return self._search_ahead(worker)
+
+    def _training(self, worker: str | None) -> Work | None:
+        """Training when the model wants it, sent only the samples after the fewest that any worker holds
+        (``samples_held``; every sample until each worker trained once), so that any worker can run it (a farm
+        may run an item elsewhere than where it would rather). It would rather go to that worker, so that the
+        workers take turns and a payload carries about one turn of samples."""
+        if self.training or not self.model.wants_training():
+            return None
+        held = self.samples_held
+        since = min(held.values()) if len(held) >= max(1, self.farm.num_workers) else 0
+        self.training = True
+        return self._train_work(min(held, key=held.get) if since else worker, since)
+
+    def _train_work(self, worker: str | None, since: int) -> Work:
+        return Work(TRAIN_HANDLER, self.model.training_payload(since), timeout_s=TRAIN_TIMEOUT_S, prefer=worker,
+                    tag=self._trained)
+
+    def _hold(self, worker: str, n: int) -> None:
+        """``worker`` holds ``n`` samples of the model; only the workers heard from last are counted (one
+        replaced was not heard from since)."""
+        self.samples_held.pop(worker, None)
+        self.samples_held[worker] = n
+        while len(self.samples_held) > max(1, self.farm.num_workers):
+            self.samples_held.pop(next(iter(self.samples_held)))
 
     def _search_request(self, t, worker: str | None, ahead: bool = False):
         """Task ``t``'s next search request as farm work (its CPU counted); a task searched here gets its reply at
@@ -363,9 +385,18 @@ class TuningJob:
 
     def _trained(self, d) -> None:
         self.training = False
+        if d.status is DoneStatus.OK and "missing" in d.value:  # it ran where the earlier samples are not
+            self._hold(d.worker, d.value["missing"])
+            if not self.draining:
+                self.training = True
+                self.farm.put(self._train_work(d.worker, 0))  # every sample: any worker takes that
+            return
         if d.status is DoneStatus.OK:
+            self._hold(d.worker, d.value["n"])
             t0 = time.thread_time()
             self.model.install(d.value)
             self.model_cpu += time.thread_time() - t0
         else:
+            if d.status is not DoneStatus.ERROR:
+                self.samples_held.pop(d.worker, None)  # that worker is gone
             log.warning("cost model training failed (%s): %s", d.status.value, d.error)
