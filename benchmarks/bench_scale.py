@@ -22,8 +22,8 @@ Ray farms of every size live at once on one private local Ray, each actor reserv
 CPUs.
 
 ``--steps``: how the driver writes to the database. ``batched`` is the job as it is: a step that claims
-programs claims one more per worker ahead, so about every other step needs no transaction, and results wait
-up to ``COMMIT_EVERY_S`` for one. ``per-step`` is the driver before that: one transaction per wake-up that
+programs claims ahead what each worker it picked for holds (at most ``CLAIM_AHEAD``), so most steps need no
+transaction, and results wait up to ``COMMIT_EVERY_S`` for one. ``per-step`` is the driver before that: one transaction per wake-up that
 has results or picks (``CLAIM_AHEAD = 0``, ``COMMIT_EVERY_S = 0``). ``both`` (the default) runs every job
 both ways, interleaved, and prints them side by side.
 

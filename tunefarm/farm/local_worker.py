@@ -5,7 +5,8 @@ Messages are JSON, one per ``send_bytes`` frame. From the parent: ``["run", toke
 started) and ``null`` (exit). To the parent: ``["ready", worker id]`` once start-up is done (or
 ``["failed", why]``), ``["start", token]`` when an item starts (its budget clock starts there),
 ``["progress", "pause"|"resume", reason]`` around spans not charged to it, ``["cancelled", token]``,
-``["done", token, status, value, error, busy_secs, compiles]``, and ``["alive"]`` every ``HEARTBEAT_S`` from a
+``["done", token, status, value, error, busy_secs, compiles]`` (with the next item's ``start`` in the same write
+when that item is already here), and ``["alive"]`` every ``HEARTBEAT_S`` from a
 thread of its own (a worker that falls silent while it runs an item has stopped, and is killed).
 
 A reader thread takes messages off the pipe while an item runs, so the parent can queue the next item (no
@@ -21,6 +22,7 @@ import json
 import multiprocessing.connection as mpc
 import os
 import signal
+import struct
 import threading
 import time
 
@@ -69,6 +71,17 @@ class _Inbox:
             self._send(["start", msg[1]])
             return msg
 
+    def finish(self, done: bytes, send_frames):
+        """Send the ``done`` of the item that ended and, when the next one is already here, its ``start`` in the
+        same write, and return it (else None): the parent then wakes once per item, not twice."""
+        with self._cond:
+            if not self._items:
+                send_frames(done)
+                return None
+            msg = self._items.popleft()
+            send_frames(done, b'["start",%d]' % msg[1])
+            return msg
+
 
 def _read(conn_in, inbox: _Inbox, runtime: WorkerRuntime) -> None:
     """The reader thread: installs shared texts on arrival (an item taken back still brought them)."""
@@ -104,12 +117,16 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
     lock = threading.Lock()
 
     def send(obj) -> None:
-        send_bytes(json.dumps(obj, separators=(",", ":")).encode())
+        send_frames(json.dumps(obj, separators=(",", ":")).encode())
 
-    def send_bytes(data: bytes) -> None:
+    def send_frames(*frames: bytes) -> None:
+        """Messages in one write, each framed as ``Connection.send_bytes`` does."""
+        out = b"".join(struct.pack("!i", len(f)) + f for f in frames)
+        fd = conn_out.fileno()
         try:
             with lock:
-                conn_out.send_bytes(data)
+                while out:
+                    out = out[os.write(fd, out):]
         except OSError:  # a broken pipe: the parent died
             os._exit(PARENT_GONE)
 
@@ -126,15 +143,13 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
     threading.Thread(target=_read, args=(conn_in, inbox, runtime), daemon=True).start()
     threading.Thread(target=_heartbeat, args=(send,), daemon=True).start()
     send(["ready", runtime.ctx.worker_id])
-    while True:
-        msg = inbox.start_next()
-        if msg is None:
-            return
+    msg = inbox.start_next()
+    while msg is not None:
         _, token, handler, payload, problem = msg
         status, value_text, error, busy = runtime.run(token, handler, payload, problem=problem)
         data = '["done",%d,%s,%s,%s,%s,%d]' % (token, json.dumps(status), value_text, json.dumps(error),
                                                 json.dumps(busy), runtime.ctx.compiles)
-        send_bytes(data.encode())
+        msg = inbox.finish(data.encode(), send_frames) or inbox.start_next()
 
 
 def main(argv=None) -> None:
