@@ -163,11 +163,18 @@ class TuningJob:
 
     def _reserved_for(self, worker, anyone: bool = False) -> Work | None:
         """The measurement of a pick claimed ahead for ``worker`` (with ``anyone``: for any worker, when
-        nothing else is left to hand out), or None."""
-        held = self.reserved.get(worker) or (next((v for v in self.reserved.values() if v), None) if anyone else None)
-        if not held:
-            return None
-        return self._measure_work(*held.pop())
+        nothing else is left to hand out), or None. Picks of a task that ended since they were claimed are
+        dropped."""
+        while True:
+            held = self.reserved.get(worker) or (
+                next((v for v in self.reserved.values() if v), None) if anyone else None)
+            if not held:
+                return None
+            t, candidate = held.pop()
+            if t.error is None and not t.ended:
+                return self._measure_work(t, candidate)
+            t.refused(candidate)  # its task ended since the claim (an error, no progress): not measured
+            self.submitted -= 1
 
     def _picks_ahead(self, workers: set) -> list:
         """Picks ahead for each of ``workers``, claimed with this step's picks: what a worker holds, so that its
