@@ -1,11 +1,12 @@
 """The tuning job: an asynchronous, streaming loop that keeps every worker of the farm busy.
 
 There are no rounds to wait for. The driver keeps about ``farm.capacity`` work items in flight
-(``farm.items_per_worker`` per worker) and, whenever one finishes, hands the farm the next: a *measurement* of the best candidate of the task the
-scheduler chose, a *search request* for a task whose pool needs candidates (the search runs on the workers,
-see ``search/generate.py``), or a *training* of the cost model (on a worker too, so the search never waits for
-XGBoost; the search scores with the newest finished model and every record says which version chose it; a
-worker keeps the samples it was sent, so a retraining sends only what the workers lack).
+(``farm.items_per_worker`` per worker) and, whenever one finishes, hands the farm the next: a *measurement* of
+the best candidate of the task the scheduler chose, a *search request* for a task whose pool needs candidates
+(the search runs on the workers, see ``search/generate.py``), or a *training* of the cost model (on a worker
+too, so the search never waits for XGBoost; the search scores with the newest finished model and every record
+says which version chose it; a worker keeps the samples it was sent, so a retraining sends only what the
+workers lack).
 Room that none of these takes (a big farm drains the pools faster than the tasks' search credit refills them)
 goes to search *ahead*: full requests beyond the credit, one in flight per worker at most, so no worker idles
 while the budget is still being handed out, and the cost model chooses among more candidates.
