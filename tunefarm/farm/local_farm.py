@@ -32,13 +32,13 @@ import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
 
 from .base import PRELOAD, Farm, FarmError
 from .dispatch import Item, WorkQueue
+from .local_worker import frame
 from .measure_lock import timing_slots as check_timing_slots
 from .trial_clock import pause_limit_error
 from .work import DoneStatus
@@ -112,7 +112,7 @@ class _Worker:
     # --- the pipe to the worker
     def send(self, obj=None, raw: str | None = None) -> None:
         data = (raw if raw is not None else json.dumps(obj, separators=(",", ":"))).encode()
-        self._out += struct.pack("!i", len(data)) + data  # the framing of Connection.send_bytes
+        self._out += frame(data)
         self.flush()
 
     def flush(self) -> None:

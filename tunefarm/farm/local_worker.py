@@ -1,6 +1,6 @@
 """Entry point of a LocalFarm worker process: ``python -m tunefarm.farm.local_worker --read-fd R --write-fd W``.
 
-Messages are JSON, one per ``send_bytes`` frame. From the parent: ``["run", token, handler, payload, shared]``
+Messages are JSON, one per ``send_bytes`` frame (``frame``). From the parent: ``["run", token, handler, payload, shared]``
 (``shared``: texts this worker has not received yet), ``["cancel", token]`` (take back an item that has not
 started) and ``null`` (exit). To the parent: ``["ready", worker id]`` once start-up is done (or
 ``["failed", why]``), ``["start", token]`` when an item starts (its budget clock starts there),
@@ -32,12 +32,18 @@ PARENT_GONE = 3  # exit status of a worker whose parent died
 HEARTBEAT_S = 1.0  # how often a worker says it is alive (LocalFarm kills one silent for SILENCE_S mid-item)
 
 
+def frame(data: bytes) -> bytes:
+    """One message as ``multiprocessing.Connection.send_bytes`` frames it (both ends of the pipe write this)."""
+    return struct.pack("!i", len(data)) + data
+
+
 class _Inbox:
     """Items received and not started. Starting an item and cancelling one exclude each other (one lock), so
-    the parent sees either ``start`` or ``cancelled`` for an item it asked back, and in pipe order."""
+    the parent sees either ``start`` or ``cancelled`` for an item it asked back, and in pipe order.
+    ``send_frames(*messages)`` writes encoded messages to the parent in one write."""
 
-    def __init__(self, send):
-        self._send = send
+    def __init__(self, send_frames):
+        self._send_frames = send_frames
         self._cond = threading.Condition()
         self._items: collections.deque = collections.deque()
         self._closed = False
@@ -52,7 +58,7 @@ class _Inbox:
             for msg in self._items:
                 if msg[1] == token:
                     self._items.remove(msg)
-                    self._send(["cancelled", token])
+                    self._send_frames(b'["cancelled",%d]' % token)
                     return
 
     def close(self) -> None:
@@ -60,26 +66,21 @@ class _Inbox:
             self._closed = True
             self._cond.notify()
 
-    def start_next(self):
-        """The next item, its ``start`` already sent; None when the parent said to exit or is gone."""
+    def start_next(self, done: bytes | None = None):
+        """The next item, its ``start`` already sent; None when the parent said to exit or is gone. ``done`` (the
+        end of the item before) is sent first, in the same write as that ``start`` when the next item is
+        already here: the parent then wakes once per item, not twice."""
         with self._cond:
+            if done is not None and not self._items:
+                self._send_frames(done)  # (not held back while this worker waits for its next item)
+                done = None
             while not self._items and not self._closed:
                 self._cond.wait()
             if not self._items:
                 return None
             msg = self._items.popleft()
-            self._send(["start", msg[1]])
-            return msg
-
-    def finish(self, done: bytes, send_frames):
-        """Send the ``done`` of the item that ended and, when the next one is already here, its ``start`` in the
-        same write, and return it (else None): the parent then wakes once per item, not twice."""
-        with self._cond:
-            if not self._items:
-                send_frames(done)
-                return None
-            msg = self._items.popleft()
-            send_frames(done, b'["start",%d]' % msg[1])
+            start = b'["start",%d]' % msg[1]
+            self._send_frames(*((done, start) if done else (start,)))
             return msg
 
 
@@ -113,20 +114,19 @@ def _heartbeat(send) -> None:
             return  # the parent is gone
 
 
-def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, preload: list[str]) -> None:
+def serve(conn_in, write_fd: int, lock_path: str | None, timing_slots: int | None, preload: list[str]) -> None:
     lock = threading.Lock()
 
     def send(obj) -> None:
         send_frames(json.dumps(obj, separators=(",", ":")).encode())
 
-    def send_frames(*frames: bytes) -> None:
-        """Messages in one write, each framed as ``Connection.send_bytes`` does."""
-        out = b"".join(struct.pack("!i", len(f)) + f for f in frames)
-        fd = conn_out.fileno()
+    def send_frames(*messages: bytes) -> None:
+        """Encoded messages in one write."""
+        out = b"".join(map(frame, messages))
         try:
             with lock:
                 while out:
-                    out = out[os.write(fd, out):]
+                    out = out[os.write(write_fd, out):]
         except OSError:  # a broken pipe: the parent died
             os._exit(PARENT_GONE)
 
@@ -139,7 +139,7 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
     except Exception as e:  # noqa: BLE001 - reported to the parent, which gives up after a few tries
         send(["failed", f"{type(e).__name__}: {e}"])
         return
-    inbox = _Inbox(send)
+    inbox = _Inbox(send_frames)
     threading.Thread(target=_read, args=(conn_in, inbox, runtime), daemon=True).start()
     threading.Thread(target=_heartbeat, args=(send,), daemon=True).start()
     send(["ready", runtime.ctx.worker_id])
@@ -149,7 +149,7 @@ def serve(conn_in, conn_out, lock_path: str | None, timing_slots: int | None, pr
         status, value_text, error, busy = runtime.run(token, handler, payload, problem=problem)
         data = '["done",%d,%s,%s,%s,%s,%d]' % (token, json.dumps(status), value_text, json.dumps(error),
                                                 json.dumps(busy), runtime.ctx.compiles)
-        msg = inbox.finish(data.encode(), send_frames) or inbox.start_next()
+        msg = inbox.start_next(data.encode())
 
 
 def main(argv=None) -> None:
@@ -161,8 +161,7 @@ def main(argv=None) -> None:
     p.add_argument("--timing-slots", type=int, default=None)
     p.add_argument("--preload", action="append", default=[])
     a = p.parse_args(argv)
-    serve(mpc.Connection(a.read_fd, writable=False), mpc.Connection(a.write_fd, readable=False),
-          a.lock_path, a.timing_slots, a.preload)
+    serve(mpc.Connection(a.read_fd, writable=False), a.write_fd, a.lock_path, a.timing_slots, a.preload)
 
 
 if __name__ == "__main__":
