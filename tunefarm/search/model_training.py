@@ -225,9 +225,7 @@ class TrainingSets:
             return {"missing": self.held(uid)}
         x, lat, gid = decode_samples(payload)
         if since:  # (it may hold more than ``since``: samples are only ever appended, so those are the same)
-            old_x, old_lat, old_gid = self._sets.pop(uid)
-            x, lat, gid = (np.concatenate([old_x[:since], x]), np.concatenate([old_lat[:since], lat]),
-                           np.concatenate([old_gid[:since], gid]))
+            x, lat, gid = (np.concatenate([kept[:since], new]) for kept, new in zip(self._sets[uid], (x, lat, gid)))
         self._sets.pop(uid, None)
         self._sets[uid] = (x, lat, gid)  # the newest last
         while len(self._sets) > self.keep:

@@ -69,7 +69,4 @@ def measure(payload: dict, ctx) -> dict:
 def train(payload: dict, ctx) -> dict:
     """Fit the cost model on the samples ``XGBCostModel.training_payload`` packed (and, for a payload that sends
     only new samples, those this worker kept); ``{"missing": k}`` when it holds only ``k`` of the earlier ones."""
-    sets = ctx.state.get("tunefarm.training")
-    if sets is None:
-        sets = ctx.state["tunefarm.training"] = TrainingSets()
-    return sets.fit(payload)
+    return ctx.state.setdefault("tunefarm.training", TrainingSets()).fit(payload)
