@@ -43,6 +43,10 @@ class TraceDatabase(abc.ABC):
         tuples) in one transaction; returns the hashes granted, per tuple."""
 
     @abc.abstractmethod
+    def release_claims(self, job_id: int, program_hashes: Iterable[str] | None = None) -> int:
+        """End claims of ``job_id`` it will not measure (all of them when None); returns how many it held."""
+
+    @abc.abstractmethod
     def budget_used(self, workload: Any, target: str, exclude_job: int | None = None) -> int:
         """Stored records of a workload on a target plus the live claims of other jobs."""
 

@@ -64,6 +64,9 @@ class LayeredDatabase(TraceDatabase):
     def commit_and_claim(self, records: Iterable[Any], job_id: int, wanted: Iterable[tuple]) -> list[list[str]]:
         return self.writer.commit_and_claim(records, job_id, wanted)
 
+    def release_claims(self, job_id: int, program_hashes: Iterable[str] | None = None) -> int:
+        return self.writer.release_claims(job_id, program_hashes)
+
     def budget_used(self, workload: Any, target: str, exclude_job: int | None = None) -> int:
         return self.writer.budget_used(workload, target, exclude_job)
 

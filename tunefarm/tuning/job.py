@@ -166,16 +166,21 @@ class TuningJob:
         """The measurement of a pick claimed ahead for ``worker`` (with ``anyone``: for any worker, when
         nothing else is left to hand out), or None. Picks of a task that ended since they were claimed are
         dropped."""
-        while True:
-            held = self.reserved.get(worker) or (
-                next((v for v in self.reserved.values() if v), None) if anyone else None)
-            if not held:
-                return None
-            t, candidate = held.pop()
-            if t.error is None and not t.ended:
-                return self._measure_work(t, candidate)
-            t.refused(candidate)  # its task ended since the claim (an error, no progress): not measured
-            self.submitted -= 1
+        dropped = []
+        try:
+            while True:
+                held = self.reserved.get(worker) or (
+                    next((v for v in self.reserved.values() if v), None) if anyone else None)
+                if not held:
+                    return None
+                t, candidate = held.pop()
+                if t.error is None and not t.ended:
+                    return self._measure_work(t, candidate)
+                self._unpick(t, candidate)  # its task ended since the claim (an error, no progress)
+                dropped.append(candidate.hash)
+        finally:
+            if dropped:  # its claim would count against the other tasks' share until the job ends
+                self.db.release_claims(self.job_id, dropped)
 
     def _picks_ahead(self, workers: set) -> list:
         """Picks ahead for each of ``workers``, claimed with this step's picks: what a worker holds, so that its
@@ -322,9 +327,8 @@ class TuningJob:
             got = set(got)
             for c, worker, ahead in ps:
                 if c.hash not in got:
-                    t.refused(c)
+                    self._unpick(t, c)
                     refused += 1
-                    self.submitted -= 1
                 elif ahead:
                     self.reserved.setdefault(worker, []).append((t, c))
                 else:
@@ -332,6 +336,11 @@ class TuningJob:
             if len(got) < len(ps) and self.db.budget_used(t.key, self.target) >= budgets[t]:
                 t.budget_spent = True
         return refused
+
+    def _unpick(self, t: JobTask, candidate) -> None:
+        """A pick that will not be measured: its claim was refused, or its task ended before it was put."""
+        t.refused(candidate)
+        self.submitted -= 1
 
     def _budgets(self, tasks) -> dict:
         """Trials the database may hold for each task's workload: the job's total less what its other tasks

@@ -92,7 +92,8 @@ class JobTask:
         return candidate
 
     def refused(self, candidate) -> None:
-        """The database refused the claim of a pick: another job holds or measured it, or the budget is spent."""
+        """A pick is not measured: the database refused its claim (another job holds or measured it, or the budget
+        is spent), or the task ended before it was put."""
         self.measures_in_flight -= 1
         self.search.mark_known([candidate.hash])
 
