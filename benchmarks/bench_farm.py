@@ -16,8 +16,9 @@ Run: ``python benchmarks/bench_farm.py [--part speedup|driver|scale|all] [--cand
 
 2. driver -- the driver's CPU time per trial (target: at most 1 ms, i.e. >= 1000 trials/s of driver
    capacity), for a RayFarm sending one item per actor call (``inflight_per_worker=2``) and ones sending batches
-   of up to four (8) and up to eight (16, the default; short items fill them), side by side with their ratios. A RayFarm with 8 simulated workers (the ``SIMULATE`` handler, tunefarm/testing/simulate.py:
-   no compiler, each trial sleeps 0.5 ms in the timing phase) is fed 3000 candidates; the driver's
+   of up to four (8) and up to eight (16, the default; short items fill them), side by side with their ratios.
+   A RayFarm with 8 simulated workers (the ``SIMULATE`` handler, tunefarm/testing/simulate.py: no compiler,
+   each trial sleeps 0.5 ms in the timing phase) is fed 3000 candidates; the driver's
    ``time.process_time()`` (all threads of the driver process, including Ray's core-worker threads) spent in
    the farm's calls is divided by the number of trials. Simulated workers make the trials short, so this is
    the driver at full speed, not waiting. Then the same trials are streamed as work items (``put`` / ``poll``,

@@ -23,9 +23,9 @@ CPUs.
 
 ``--steps``: how the driver writes to the database. ``batched`` is the job as it is: a step that claims
 programs claims ahead what each worker it picked for holds (at most ``CLAIM_AHEAD``), so most steps need no
-transaction, and results wait up to ``COMMIT_EVERY_S`` for one. ``per-step`` is the driver before that: one transaction per wake-up that
-has results or picks (``CLAIM_AHEAD = 0``, ``COMMIT_EVERY_S = 0``). ``both`` (the default) runs every job
-both ways, interleaved, and prints them side by side.
+transaction, and results wait up to ``COMMIT_EVERY_S`` for one. ``per-step`` is the driver before that: one
+transaction per wake-up that has results or picks (``CLAIM_AHEAD = 0``, ``COMMIT_EVERY_S = 0``). ``both`` (the
+default) runs every job both ways, interleaved, and prints them side by side.
 
 Simulated cluster (``--simulate-cluster N``): a ``ray.cluster_utils.Cluster`` of ``--nodes`` nodes with N actors
 in all, wrapped in ``tunefarm.testing.simulated_job.SimulatedFarm``: the cost model's training runs for real on

@@ -18,9 +18,8 @@ from .limits import check_workers
 
 class FarmOnDemand:
     """Duck-types a ``tunefarm.farm.Farm`` (``target``, ``put`` / ``poll`` / ``pending`` / ``capacity``,
-    ``items_per_worker``,
-    ``abandon``, ``num_workers``, ``stats``, ``close``); ``started`` says whether the real farm
-    exists yet."""
+    ``items_per_worker``, ``abandon``, ``num_workers``, ``stats``, ``close``); ``started`` says whether the real
+    farm exists yet."""
 
     def __init__(self, start: Callable[[], object], target=None):
         self._start = start
