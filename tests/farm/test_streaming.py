@@ -239,7 +239,10 @@ def test_timing_slots_bound_how_many_timing_loops_overlap(farm_kind, request, tm
 
 
 def test_a_recycled_worker_keeps_streaming(farm_kind, request, tmp_path):
-    with make_farm(farm_kind, request, str(tmp_path / "lock"), num_workers=1, max_compiles=3) as f:
+    # two items per worker (not the default): a retiring worker still runs what it holds, so with 4 held one
+    # worker could run 6 of the 10 builds; the count below is for one more queued when it retires
+    with make_farm(farm_kind, request, str(tmp_path / "lock"), num_workers=1, max_compiles=3,
+                   inflight_per_worker=2) as f:
         done = run_all(f, [Work(H + "compile_count", {"n": 1}, tag=i) for i in range(10)])
         assert all(d.status is DoneStatus.OK for d in done.values())
         workers = [by_tag(done)[i].worker for i in range(10)]
