@@ -5,6 +5,7 @@ tested is Ray's actual behaviour with the farm's restart/kill/progress logic.
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -112,6 +113,22 @@ def test_recycling_and_two_calls_in_flight_per_worker(farm, lock_path):
         # a crash with a second call queued behind it: the queued one is re-run, not blamed
         results = measure(farm, [sim("segfault"), sim("ok"), sim("ok")])
         assert [r.status.value for r in results] == ["worker_lost", "ok", "ok"]
+
+
+def test_a_long_value_comes_back_whole(farm):
+    """Values over ``PACK_ABOVE`` characters travel compressed (a search reply is some 120 KB): the driver gets
+    the same value, and the worker's journal keeps it as text."""
+    from tunefarm.farm import Work
+    from tunefarm.farm.ray_worker import PACK_ABOVE
+
+    text = "".join(f"{i:07d}," for i in range(3 * PACK_ABOVE // 8))  # compressible, as trace text is
+    tickets = {farm.put(Work("tunefarm.testing.handlers:echo", {"text": text, "k": k})): k for k in range(3)}
+    done = []
+    while len(done) < 3:
+        done += farm.poll(60)
+    assert {tickets[d.ticket]: d.value["payload"] for d in done} == {k: {"text": text, "k": k} for k in range(3)}
+    journals = [i["journal"] for i in worker_info(farm)]
+    assert any(text in json.dumps(j) for j in journals)
 
 
 def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_path):

@@ -26,6 +26,7 @@ import logging
 import os
 import signal
 import time
+import zlib
 
 from .node_info import ping_task
 from .ray_slots import ANSWER_EVERY_S, Batch, Call, Slot
@@ -66,8 +67,10 @@ class SlotFaults:
 
     def _finish_call(self, slot: Slot, call: Call, out: dict) -> None:
         """The outcome a worker returned (or journalled) for ``call``."""
-        ok = out["status"] == "ok"
-        self._finish(call.item, DoneStatus(out["status"]), json.loads(out["value"]) if ok else None, out["error"],
+        ok, value = out["status"] == "ok", out.get("value")
+        if ok and isinstance(value, bytes):  # a long value comes back compressed (ray_worker.PACK_ABOVE)
+            value = zlib.decompress(value)
+        self._finish(call.item, DoneStatus(out["status"]), json.loads(value) if ok else None, out["error"],
                      out.get("worker", slot.worker_id), slot.host, float(out.get("busy_secs", 0.0)))
 
     def _lose(self, slot: Slot, call: Call, why: str) -> None:

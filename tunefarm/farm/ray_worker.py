@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import json
 import os
+import zlib
 
 import ray
 
 from .journal import DRILL_EXIT_AFTER_JOURNAL, TrialJournal, journal_dir
 from .worker_runtime import WorkerRuntime
+
+# Values longer than this go back zlib-compressed (bytes). A search reply of 32 programs is some 120 KB of
+# trace and feature text, over Ray's 100 KB limit for returning a value inline: Ray then puts the whole batch's
+# reply in the object store, and the actor took a median 60 ms (p90 140 ms) after such a batch before starting
+# its next one. Compressed it is some 13 KB, for about 1 ms of the worker's CPU and 0.2 ms of the driver's.
+PACK_ABOVE = 16384
 
 
 @ray.remote(concurrency_groups={"control": 1})
@@ -66,6 +73,8 @@ class FarmWorker:
         self._journal.finished(token, out, rt.ctx.compiles)
         if rt.ctx.state.pop(DRILL_EXIT_AFTER_JOURNAL, False):
             os._exit(1)  # fault drill (journal.py): the process dies before Ray sends the reply
+        if value_text is not None and len(value_text) > PACK_ABOVE:  # (a copy: the journal keeps ``out``)
+            out = dict(out, value=zlib.compress(value_text.encode("utf-8"), 1))
         return token, out, rt.ctx.compiles
 
     @ray.method(concurrency_group="control", enable_task_events=False)
