@@ -18,23 +18,36 @@ def test_the_batch_carries_about_half_a_second_of_work():
     s = BatchSizer(8)
     assert s.size == 8 and s.item_secs is None  # nothing known yet: the farm's bound
     assert not s.observe([])
-    assert s.observe([0.25] * 3) and s.size == round(BATCH_SECS / 0.25) == 2
+    assert s.observe([("m", 0.25)] * 3) and s.size == round(BATCH_SECS / 0.25) == 2
     for _ in range(10):
-        s.observe([3.0] * 4)
+        s.observe([("m", 3.0)] * 4)
     assert s.size == 1  # an item longer than a call's worth still goes one at a time
     for _ in range(20):
-        s.observe([0.01] * 4)
+        s.observe([("m", 0.01)] * 4)
     assert s.size == 8  # short items: the bound, never beyond it
 
 
 def test_noise_does_not_resize_and_bad_clocks_are_ignored():
     s = BatchSizer(8)
-    s.observe([0.1] * 30)
+    s.observe([("m", 0.1)] * 30)
     assert s.size == 5
-    assert not s.observe([0.11, 0.09, 0.12])  # within a quarter of the size: stays
-    assert not s.observe([math.nan, -1.0, math.inf]) and s.item_secs == pytest.approx(0.1, rel=0.05)
+    assert not s.observe([("m", 0.11), ("m", 0.09), ("m", 0.12)])  # within a quarter of the size: stays
+    assert not s.observe([("m", math.nan), ("m", -1.0), ("m", math.inf)])
+    assert s.item_secs == pytest.approx(0.1, rel=0.05) and s.secs("m") == pytest.approx(0.1, rel=0.05)
     with pytest.raises(ValueError, match="max_batch"):
         BatchSizer(0)
+
+
+def test_each_handler_has_its_own_estimate_and_long_items_end_a_batch():
+    s = BatchSizer(8)
+    assert s.secs("search") == 0.0  # nothing known: a batch is bounded by its count alone
+    for _ in range(30):
+        s.observe([("measure", 0.05)] * 7 + [("search", 0.4)])
+    assert s.secs("measure") == pytest.approx(0.05, rel=0.05) and s.secs("search") == pytest.approx(0.4, rel=0.05)
+    assert 0.05 < s.item_secs < 0.4 and s.size == round(BATCH_SECS / s.item_secs)  # the size: the mean of all
+    assert s.secs("train") == s.item_secs  # a handler not seen yet counts as the mean
+    assert s.fits(s.secs("search"), "measure") and not s.fits(s.secs("search"), "search")  # one long per batch
+    assert not s.fits(s.secs("search") + 2 * s.secs("measure"), "measure")  # 0.4 + 0.1 + 0.025 is past 0.5
 
 
 def _run(farm, works) -> list:
@@ -62,24 +75,18 @@ def test_a_ray_farm_holds_fewer_long_items_and_more_short_ones(local_ray):
         assert sorted(farm.rooms().values()) == [8]
 
 
-def test_a_local_farm_poll_hands_back_several_results_while_its_workers_are_fed(lock_path):
-    from tunefarm.farm import LocalFarm
-    from tunefarm.farm.local_farm import LINGER_S
+def test_a_ray_farm_batch_takes_one_long_item_with_short_ones_not_several(local_ray):
+    """Each item counts at its handler's mean run time, and a batch takes no item that would bring it to a
+    call's worth: long items (search requests, in a job) do not wait for each other's end in one call."""
+    from tunefarm.farm import RayFarm
 
-    with LocalFarm(num_workers=1, lock_path=lock_path, inflight_per_worker=4) as farm:
-        _run(farm, [Work(H + "echo", 0)])  # the worker is up
-        for i in range(4):
-            farm.put(Work(H + "echo", i))
-        first = farm.poll(60)
-        assert len(first) >= 2  # one result alone waited: the worker still held three items
-        rest = []
-        while farm.pending:
-            rest += farm.poll(60)
-        assert sorted(d.value["payload"] for d in first + rest) == [0, 1, 2, 3]
-        # long items: a result waits LINGER_S at most, not for the next item to end
-        assert LINGER_S < 0.5
-        for _ in range(4):
-            farm.put(Work(H + "pause", {"secs": 0.5}))
-        assert len(farm.poll(60)) == 1
-        while farm.pending:
-            farm.poll(60)
+    with RayFarm(num_workers=1, worker_cpus=0, inflight_per_worker=16, metrics=False) as farm:
+        _run(farm, [Work(H + "echo", i) for i in range(24)] + [Work(H + "spin", {"secs": 0.4})])
+        assert farm._sizer.secs(H + "spin") > 2 * BATCH_SECS / 3 > farm._sizer.secs(H + "echo")
+        sent = []
+        real_send = farm._send
+        farm._send = lambda slot, items: (sent.append([i.work.handler for i in items]), real_send(slot, items))[1]
+        done = _run(farm, [Work(H + "spin", {"secs": 0.4}) for _ in range(3)] + [Work(H + "echo", i) for i in range(9)])
+        assert len(done) == 12 and sum(len(b) for b in sent) == 12
+        assert all(b.count(H + "spin") == 1 for b in sent if H + "spin" in b), sent
+        assert max(len(b) for b in sent) > 1, sent  # short items still go several to a call

@@ -7,6 +7,12 @@ items want few per call, or a worker's queue holds minutes of picks chosen with 
 carries about ``BATCH_SECS`` of work: the batch is that over the items' mean run time (a moving average of what
 workers report), between 1 and the farm's bound, and a worker holds two calls' worth (the next batch is there
 when one returns).
+
+Items of one job differ by kind: a search request runs for several measurements' time, and its reply is what
+the next picks wait for. So each handler has its own moving average too (``secs``), and a batch being filled
+takes an item only while that leaves it nearer ``BATCH_SECS`` than it was (its first item always goes): counting every item as the mean put several search
+requests into one call of 5-8 items, whose replies then waited 2 s or more for each other (a simulated
+48-actor job starved for candidates).
 """
 from __future__ import annotations
 
@@ -14,6 +20,10 @@ import math
 
 BATCH_SECS = 0.5   # work one actor call carries: a call's driver CPU (about 2 ms) is under 1% of it
 _WEIGHT = 0.1      # of each item's seconds in the moving average (about the last 10-20 items)
+
+
+def _moved(mean: float | None, s: float) -> float:
+    return s if mean is None else mean + _WEIGHT * (s - mean)
 
 
 class BatchSizer:
@@ -26,13 +36,16 @@ class BatchSizer:
         self.batch_secs = batch_secs
         self.size = max_batch
         self.item_secs: float | None = None
+        self.handler_secs: dict[str, float] = {}
 
-    def observe(self, secs: list[float]) -> bool:
-        """Fold the run times of a returned batch's items in; True when the batch size changed. A change needs a
-        quarter of the size (at least one item) so that noise does not make every reply resize the workers."""
-        for s in secs:
+    def observe(self, runs: list[tuple[str, float]]) -> bool:
+        """Fold the ``(handler, run time)`` of a returned batch's items in; True when the batch size changed. A
+        change needs a quarter of the size (at least one item) so that noise does not make every reply resize
+        the workers."""
+        for handler, s in runs:
             if math.isfinite(s) and s >= 0:
-                self.item_secs = s if self.item_secs is None else self.item_secs + _WEIGHT * (s - self.item_secs)
+                self.item_secs = _moved(self.item_secs, s)
+                self.handler_secs[handler] = _moved(self.handler_secs.get(handler), s)
         if self.item_secs is None:
             return False
         want = max(1, min(self.max_batch, round(self.batch_secs / max(self.item_secs, 1e-6))))
@@ -40,3 +53,13 @@ class BatchSizer:
             return False
         self.size = want
         return True
+
+    def secs(self, handler: str) -> float:
+        """The expected run time of an item of ``handler``: its own mean, else the mean of all (0 before any)."""
+        got = self.handler_secs.get(handler, self.item_secs)
+        return 0.0 if got is None else got
+
+    def fits(self, secs: float, handler: str) -> bool:
+        """A batch expected to run ``secs`` so far takes an item of ``handler``: with it, the batch is nearer a
+        call's worth than without (for items of one length that is the count, ``round(batch_secs / item)``)."""
+        return secs + self.secs(handler) / 2 <= self.batch_secs

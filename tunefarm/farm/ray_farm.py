@@ -348,12 +348,16 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
             sent = False
             for s in list(self._open):
                 room = min(batch, per_worker - len(s.calls), share)
-                items = []
+                items, secs = [], 0.0
                 while len(items) < room:
                     item = self._queue.take(s.worker_id, self._has_room)
                     if item is None:
                         break
+                    if items and not self._sizer.fits(secs, item.work.handler):  # a call's worth (batch_size.py)
+                        self._queue.push(item, front=True)
+                        break
                     items.append(item)
+                    secs += self._sizer.secs(item.work.handler)
                 if items:
                     self._send(s, items)
                     sent = True
@@ -460,7 +464,8 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
                 self._queue.push(call.item, front=True)
             else:
                 self._finish_call(slot, call, out)
-        if self._sizer.observe([float(out.get("busy_secs", 0.0)) for _, out, _ in outs
+        if self._sizer.observe([(call.item.work.handler, float(out.get("busy_secs", 0.0)))
+                                for call, (_, out, _) in zip(batch.calls, outs)
                                 if out["status"] not in ("resend", "unrun")]):
             for s in self._slots:  # the bound per worker moved: which slots take a batch now
                 self._refresh(s)
