@@ -10,9 +10,12 @@ when one returns).
 
 Items of one job differ by kind: a search request runs for several measurements' time, and its reply is what
 the next picks wait for. So each handler has its own moving average too (``secs``), and a batch being filled
-takes an item only while that leaves it nearer ``BATCH_SECS`` than it was (its first item always goes): counting every item as the mean put several search
-requests into one call of 5-8 items, whose replies then waited 2 s or more for each other (a simulated
-48-actor job starved for candidates).
+takes an item only while that leaves it nearer ``BATCH_SECS`` than it was (``fits``; its first item always
+goes). Counting every item as the mean put several search requests into one call of 5-8 items, whose replies
+then waited 2 s or more for each other, and a simulated 48-actor job starved for candidates. A worker's bound
+in items (the farm's ``items_per_worker``, two calls of ``size``) still follows the mean of all: with long items
+among short ones a worker is full at two calls before it holds that many, and the rest wait in the driver's
+queue until a call returns.
 """
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ from .worker_runtime import WorkerRuntime
 # Values longer than this go back zlib-compressed (bytes). A search reply of 32 programs is some 120 KB of
 # trace and feature text, over Ray's 100 KB limit for returning a value inline: Ray then puts the whole batch's
 # reply in the object store, and the actor took a median 60 ms (p90 140 ms) after such a batch before starting
-# its next one. Compressed it is some 13 KB, for about 1 ms of the worker's CPU and 0.2 ms of the driver's.
+# its next one. Compressed it is some 13 KB, for about 1 ms of the worker's CPU and 0.2 ms of the driver's (a
+# trained cost model's reply: 220 KB of base64, 80 KB compressed, 2 ms and 0.6 ms).
 PACK_ABOVE = 16384
 
 
