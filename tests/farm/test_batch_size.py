@@ -46,8 +46,9 @@ def test_each_handler_has_its_own_estimate_and_long_items_end_a_batch():
     assert s.secs("measure") == pytest.approx(0.05, rel=0.05) and s.secs("search") == pytest.approx(0.4, rel=0.05)
     assert 0.05 < s.item_secs < 0.4 and s.size == round(BATCH_SECS / s.item_secs)  # the size: the mean of all
     assert s.secs("train") == s.item_secs  # a handler not seen yet counts as the mean
-    assert s.fits(s.secs("search"), "measure") and not s.fits(s.secs("search"), "search")  # one long per batch
-    assert not s.fits(s.secs("search") + 2 * s.secs("measure"), "measure")  # 0.4 + 0.1 + 0.025 is past 0.5
+    search, measure = s.secs("search"), s.secs("measure")
+    assert s.fits(search, measure) and not s.fits(search, search)  # one long item per batch
+    assert not s.fits(search + 2 * measure, measure)  # 0.4 + 0.1 + 0.025 is past 0.5
 
 
 def _run(farm, works) -> list:

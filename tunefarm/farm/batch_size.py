@@ -62,7 +62,8 @@ class BatchSizer:
         got = self.handler_secs.get(handler, self.item_secs)
         return 0.0 if got is None else got
 
-    def fits(self, secs: float, handler: str) -> bool:
-        """A batch expected to run ``secs`` so far takes an item of ``handler``: with it, the batch is nearer a
-        call's worth than without (for items of one length that is the count, ``round(batch_secs / item)``)."""
-        return secs + self.secs(handler) / 2 <= self.batch_secs
+    def fits(self, secs: float, item_secs: float) -> bool:
+        """A batch expected to run ``secs`` so far takes an item expected to run ``item_secs`` (``secs(handler)``):
+        with it, the batch is nearer a call's worth than without (for items of one length that is the count,
+        ``round(batch_secs / item)``)."""
+        return secs + item_secs / 2 <= self.batch_secs

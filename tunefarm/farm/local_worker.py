@@ -1,7 +1,7 @@
 """Entry point of a LocalFarm worker process: ``python -m tunefarm.farm.local_worker --read-fd R --write-fd W``.
 
-Messages are JSON, one per ``send_bytes`` frame (``frame``). From the parent: ``["run", token, handler, payload, shared]``
-(``shared``: texts this worker has not received yet), ``["cancel", token]`` (take back an item that has not
+Messages are JSON, one per ``send_bytes`` frame (``frame``). From the parent:
+``["run", token, handler, payload, shared]`` (``shared``: texts this worker has not received yet), ``["cancel", token]`` (take back an item that has not
 started) and ``null`` (exit). To the parent: ``["ready", worker id]`` once start-up is done (or
 ``["failed", why]``), ``["start", token]`` when an item starts (its budget clock starts there),
 ``["progress", "pause"|"resume", reason]`` around spans not charged to it, ``["cancelled", token]``,

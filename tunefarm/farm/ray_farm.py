@@ -353,11 +353,12 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
                     item = self._queue.take(s.worker_id, self._has_room)
                     if item is None:
                         break
-                    if items and not self._sizer.fits(secs, item.work.handler):  # a call's worth (batch_size.py)
+                    est = self._sizer.secs(item.work.handler)
+                    if items and not self._sizer.fits(secs, est):  # a call's worth (batch_size.py)
                         self._queue.push(item, front=True)
                         break
                     items.append(item)
-                    secs += self._sizer.secs(item.work.handler)
+                    secs += est
                 if items:
                     self._send(s, items)
                     sent = True
