@@ -69,8 +69,9 @@ def test_each_failure_becomes_its_status_and_the_actors_come_back(farm):
 def test_backpressure_bounds_work_in_flight(farm):
     assert farm.wait_ready() == 2  # the actors restarted after the previous test's crash and kill
     farm.stats.max_in_flight = 0
-    results = dict(submit(farm, [sim("ok", build_secs=0.005)] * 60))
-    assert sorted(results) == list(range(60)) and all(r.ok for r in results.values())
+    n = farm.num_workers * farm.inflight_per_worker + 20  # more than the farm holds
+    results = dict(submit(farm, [sim("ok", build_secs=0.005)] * n))
+    assert sorted(results) == list(range(n)) and all(r.ok for r in results.values())
     assert farm.stats.max_in_flight == farm.num_workers * farm.inflight_per_worker
 
 
@@ -135,7 +136,7 @@ def test_a_reply_lost_with_its_worker_is_recovered_from_the_journal(farm, lock_p
     # lost_reply: measured and journalled, then the process dies before Ray sends the reply (what a crash of
     # the next queued trial can do to it); the restarted actor's journal gives the result back
     with RayFarm(lock_path=lock_path, num_workers=1, worker_cpus=0, metrics=False) as f:
-        assert f.inflight_per_worker == 16
+        assert f.inflight_per_worker == 32
         cands = [sim("lost_reply", run_secs=0.003), sim("ok"), sim("segfault"), sim("ok"),
                  sim("lost_reply", run_secs=0.003), sim("segfault")]
         results = measure(f, cands)

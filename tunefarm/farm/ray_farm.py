@@ -2,7 +2,7 @@
 
 The driver keeps a bounded number of items on each worker, sent in batches of several items per actor call, two
 calls per actor: an actor call costs the driver far more CPU than an item's own bookkeeping, and with a second
-batch queued a worker starts its next item without a round trip. A call carries about half a second of work
+batch queued a worker starts its next item without a round trip. A call carries about a second of work
 (batch_size.py): many short items, few long ones, at most ``inflight_per_worker`` per worker. Replies come
 back a batch at a time through ``ray.wait``; the refs waited on are kept in dicts, the budget timers in a heap
 and the workers with room in a set, so what the driver does per wake-up grows with what happened, not with
@@ -66,7 +66,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     - ``worker_cpus``: CPUs each actor reserves (1: actors hold their CPUs for the farm's lifetime, so plain
       Ray tasks that need a CPU wait until ``close``; use a fraction to leave room);
     - ``max_compiles``: LLVM builds before a worker is replaced; ``inflight_per_worker``: at most this many
-      items queued per actor, in two batches (16: batches of up to 8, fewer when items are long; 2: one item
+      items queued per actor, in two batches (32: batches of up to 16, fewer when items are long; 2: one item
       per call; the journal settles which item of failed batches crashed the actor);
     - ``requeue_limit``: how many times an item lost with its node is re-run elsewhere (a node drained for
       preemption does not count);
@@ -77,7 +77,7 @@ class RayFarm(NodeWatch, SlotFaults, SlotBook, Farm):
     """
 
     def __init__(self, address: str | None = None, num_workers: int | None = None, target=None, *,
-                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 16,
+                 worker_cpus: float = 1.0, max_compiles: int = 1000, inflight_per_worker: int = 32,
                  requeue_limit: int = 1, lock_path: str | None = None, pause_limit_s: float = 300.0,
                  progress_timeout_s: float = 10.0, start_timeout_s: float = 180.0, resource_wait_s: float = 15.0,
                  node_resource: str = "measure_slot", metrics: bool = True, ray_init_kwargs: dict | None = None,
