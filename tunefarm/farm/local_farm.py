@@ -25,6 +25,7 @@ host measurement lock, computing the workload's reference), capped by ``pause_li
 from __future__ import annotations
 
 import collections
+import fcntl
 import json
 import math
 import multiprocessing.connection as mpc
@@ -49,6 +50,7 @@ _MAX_START_FAILURES = 3
 _MAX_START_KILLS = 10  # workers SIGKILLed during start-up in a row before the farm gives up
 SILENCE_S = 10.0  # a worker running an item that said nothing for this long has stopped: it is killed
 LINGER_S = 0.1    # longest a finished item waits in poll for others while every worker is still well fed
+PIPE_BYTES = 1 << 20  # a worker's pipe to the parent: a search reply fits, so a worker never waits for a read
 
 
 def _describe_exit(code: int | None) -> str:
@@ -75,6 +77,10 @@ class _Worker:
     def __init__(self, preload: str, lock_path: str | None, timing_slots: int | None):
         to_parent_r, to_parent_w = os.pipe()
         to_child_r, to_child_w = os.pipe()
+        try:
+            fcntl.fcntl(to_parent_w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:
+            pass  # the host caps pipes lower (fs.pipe-max-size): a big reply then waits for the parent's read
         cmd = [sys.executable, "-m", "tunefarm.farm.local_worker", "--read-fd", str(to_child_r),
                "--write-fd", str(to_parent_w), "--preload", preload]
         if lock_path:
@@ -201,14 +207,15 @@ class LocalFarm(Farm):
     - ``max_compiles``: recycle a worker after this many LLVM builds;
     - ``lock_path``: the host measurement lock file (default: measure_lock.default_lock_path());
     - ``pause_limit_s``: longest an item may stay paused (waiting for the lock or its workload's reference);
-    - ``inflight_per_worker``: items sent to a worker at once (4: it starts the next without a round trip, and
-      ``poll`` hands the caller several results per call, see ``_drive``);
+    - ``inflight_per_worker``: items sent to a worker at once (8: it starts the next without a round trip, and
+      ``poll`` hands the caller several results per call, see ``_drive``: with 4, a job's step claimed and
+      stored half as many trials, and the driver's CPU per trial was 0.1 ms higher);
     - ``timing_slots``: timing loops allowed at once on this host (measure_lock.py; default: the workers'
       ``TUNEFARM_TIMING_SLOTS``, else the host's default: one per four physical cores from 8 cores on).
     """
 
     def __init__(self, num_workers: int | None = None, target=None, max_compiles: int = 500,
-                 lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 4,
+                 lock_path: str | None = None, pause_limit_s: float = 300.0, *, inflight_per_worker: int = 8,
                  timing_slots: int | None = None):
         super().__init__()
         self._target = as_target(target or None)  # no target (None, "") is this host
@@ -230,6 +237,7 @@ class LocalFarm(Farm):
         self._workers: list[_Worker] = []
         self._retiring: list[_Worker] = []     # told to exit, not yet reaped
         self._queue = WorkQueue()
+        self._item_secs = 0.0  # moving mean of the items' run time (0 until one ends: no nap before)
         self._next_token = 0
         self._start_failures = self._start_kills = 0
         self._host = socket.gethostname()
@@ -369,8 +377,22 @@ class LocalFarm(Farm):
                 linger_until = linger_until or now + LINGER_S
                 if now >= linger_until or self._wants_more():
                     return
+                self._nap((linger_until if end is None else min(linger_until, end)) - now)
             if end is not None and now >= end:
                 return
+
+    def _nap(self, left_s: float) -> None:
+        """While every worker is well fed, let its messages gather instead of waking for each: sleep until the
+        first worker could be down to half its items (at the mean item time), at most ``left_s``. Every
+        message (an item's end and the next one's start, the lock's pause and resume) woke the driver, 1.5
+        wake-ups per trial; the pipes hold a search reply (``PIPE_BYTES``), so no worker waits for the read."""
+        if any(w.wants_write for w in self._workers):
+            return  # an item still being written: the pipe takes more as the worker reads
+        half = self.inflight_per_worker // 2
+        spare = min((len(w.sent) - half for w in self._workers if self._open(w)), default=0)
+        secs = min(left_s, spare * self._item_secs)
+        if secs > 0.001:
+            time.sleep(secs)
 
     def _wants_more(self) -> bool:
         """A worker that takes items holds at most half of ``inflight_per_worker`` (or nothing takes items)."""
@@ -463,6 +485,8 @@ class LocalFarm(Farm):
             return  # cannot happen: replies come in order, for items we still track
         sent = w.pop_head()
         self._finish(sent.item, DoneStatus(status), value, error, w.worker_id, self._host, busy_secs)
+        if math.isfinite(busy_secs) and busy_secs >= 0:
+            self._item_secs += 0.1 * (busy_secs - self._item_secs)  # the recent items' mean (_nap)
         w.compiles = compiles
         if compiles >= self.max_compiles and not w.retiring:
             w.retiring = True
