@@ -22,8 +22,8 @@ in flight or not yet committed.
 
 The task scheduler works on rounds of ``trials_per_round`` measurements as before (``search/task_scheduler``):
 a task chosen by the scheduler gets the next measurement slots until its round is handed out; a slot whose
-task has no candidate ready yet goes to a task that has one. Every task gets a first round before gradients
-decide.
+task has no candidate ready yet goes to a task that has one, as long as the budget keeps what the other tasks
+still lack of their first round. Every task gets a first round before gradients decide.
 """
 from __future__ import annotations
 
@@ -296,13 +296,21 @@ class TuningJob:
             i = self.scheduler.next_task([t.state for t in self.tasks])
             self.current = cur = None if i is None else self.tasks[i]
             self.current_picks = 0
-        if cur is not None and cur.search.pool and cur.budget_left():
+        if cur is not None and cur.search.pool and cur.budget_left() and self._leaves_first_rounds(cur):
             self.current_picks += 1
             return cur
         for t in self.tasks:  # the chosen task has nothing ready: do not let the slot idle
-            if t.open() and t.search.pool:
+            if t.open() and t.search.pool and self._leaves_first_rounds(t):
                 return t
         return None
+
+    def _leaves_first_rounds(self, t: JobTask) -> bool:
+        """A pick for ``t`` leaves the budget what the other tasks still lack of their first round: on a farm that
+        holds a small job's whole budget at once, the task whose search answered first would otherwise take
+        all of it before the others had a candidate."""
+        owed = sum(max(0, min(self.trials_per_round, o.max_trials) - o.state.trials - o.measures_in_flight)
+                   for o in self.tasks if o is not t and o.open())
+        return self.submitted + 1 + owed <= self.budget
 
     # -- sharing the database with concurrent jobs -----------------------------------------------------------------
     def _claim_and_commit(self, picks: list, force: bool = False) -> int:
