@@ -45,6 +45,7 @@ log = logging.getLogger("tunefarm.tuning")
 MEASURE_HANDLER = "tunefarm.tuning.handlers:measure"
 TRAIN_HANDLER = "tunefarm.tuning.handlers:train"
 TRAIN_TIMEOUT_S = 600.0
+TRAIN_TURN_S = 1.0           # longest a due training waits for a worker that has not trained yet (_turn_until)
 POLL_S = 5.0                 # longest wait for the farm between checks (faults are handled inside poll)
 CLAIM_TRIES = 8              # rounds of picks refused by the database (another job has them) before slots wait
 HEARTBEAT_S = 30.0           # how often the job tells the database its driver is alive (see database/liveness)
@@ -79,6 +80,7 @@ class TuningJob:
         self.new_trials = 0
         self.training = False
         self.samples_held: dict = {}  # worker -> samples of the model it keeps (a training sends only what they lack)
+        self.train_due: float | None = None  # when a due training began to wait for a worker's turn (_turn_until)
         self.draining = False
         self.current: JobTask | None = None
         self.current_picks = 0
@@ -219,9 +221,21 @@ class TuningJob:
         if self.training or not self.model.wants_training():
             return None
         held = self.samples_held
-        since = min(held.values()) if len(held) >= max(1, self.farm.num_workers) else 0
+        everyone = len(held) >= max(1, self.farm.num_workers)
+        if not everyone and worker in held and time.monotonic() < self._turn_until():
+            return None  # a worker that has not trained yet takes it when it has room (not long: _turn_until)
+        self.train_due = None
+        since = min(held.values()) if everyone else 0
         self.training = True
         return self._train_work(min(held, key=held.get) if since else worker, since)
+
+    def _turn_until(self) -> float:
+        """Until when a due training waits for a worker that has not trained yet: once each has, a retraining
+        sends only the samples they lack; one that kept finding the same worker with room sent every sample
+        every time. At most ``TRAIN_TURN_S``, so a worker that never has room does not hold the model back."""
+        if self.train_due is None:
+            self.train_due = time.monotonic()
+        return self.train_due + TRAIN_TURN_S
 
     def _train_work(self, worker: str | None, since: int) -> Work:
         return Work(TRAIN_HANDLER, self.model.training_payload(since), timeout_s=TRAIN_TIMEOUT_S, prefer=worker,
