@@ -28,6 +28,8 @@ import math
 
 BATCH_SECS = 1.0   # work one actor call carries (see module doc: a call costs the driver far more than its Ray CPU)
 _WEIGHT = 0.1      # of each item's seconds in the moving average (about the last 10-20 items)
+START_BATCH = 8    # before any item's run time is known: a farm of 16-item calls took a whole 40-item stream of
+                   # 0.4 s items at once, and a node that joined a moment later was left nothing to run
 
 
 def _moved(mean: float | None, s: float) -> float:
@@ -35,14 +37,14 @@ def _moved(mean: float | None, s: float) -> float:
 
 
 class BatchSizer:
-    """Items per call for items of the most common kind, at most ``max_batch``; starts at ``max_batch``."""
+    """Items per call for items of the most common kind, at most ``max_batch``; starts at ``START_BATCH``."""
 
     def __init__(self, max_batch: int, batch_secs: float = BATCH_SECS):
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch!r}")
         self.max_batch = max_batch
         self.batch_secs = batch_secs
-        self.size = max_batch
+        self.size = min(max_batch, START_BATCH)
         self.item_secs: float | None = None
         self.handler_secs: dict[str, float] = {}
         self.handler_runs: collections.Counter = collections.Counter()
