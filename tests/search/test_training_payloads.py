@@ -56,5 +56,8 @@ def test_a_training_on_a_worker_started_since_is_sent_every_sample(tmp_path, tar
     missing = [i for i, a in enumerate(farm.answers) if "missing" in a]
     assert missing, (farm.sent, farm.answers)
     for i in missing:  # the next training sends everything again, and it trains
-        assert farm.sent[i][0] > 0 and farm.sent[i + 1][0] == 0
+        assert farm.sent[i][0] > 0
+        if i + 1 == len(farm.sent):
+            continue  # it answered as the job ended: a draining job trains no more (TuningJob._trained)
+        assert farm.sent[i + 1][0] == 0
         assert "n" in farm.answers[i + 1] and farm.answers[i + 1]["n"] == farm.sent[i + 1][1]
