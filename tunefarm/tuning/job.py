@@ -80,6 +80,7 @@ class TuningJob:
         self.new_trials = 0
         self.training = False
         self.samples_held: dict = {}  # worker -> samples of the model it keeps (a training sends only what they lack)
+        self.first_rounds_done = False  # every task measured its first round (_leaves_first_rounds)
         self.train_due: float | None = None  # when a due training began to wait for a worker's turn (_turn_until)
         self.draining = False
         self.current: JobTask | None = None
@@ -322,6 +323,11 @@ class TuningJob:
         """A pick for ``t`` leaves the budget what the other tasks still lack of their first round: on a farm that
         holds a small job's whole budget at once, the task whose search answered first would otherwise take
         all of it before the others had a candidate."""
+        if self.first_rounds_done:
+            return True
+        if all(not o.open() or o.state.trials >= min(self.trials_per_round, o.max_trials) for o in self.tasks):
+            self.first_rounds_done = True  # measured trials only grow: no pick needs the sum again
+            return True
         owed = sum(max(0, min(self.trials_per_round, o.max_trials) - o.state.trials - o.measures_in_flight)
                    for o in self.tasks if o is not t and o.open())
         return self.submitted + 1 + owed <= self.budget
